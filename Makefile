@@ -1,0 +1,50 @@
+# One-command set-up: every target builds what it needs in .venv on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check -q
+INSTALLED := $(VENV)/.installed
+REPPY := $(VENV)/.reppy
+REPPY_VERSION := 0.4.14
+
+.PHONY: install reppy docs test typecheck bench clean
+
+install: $(INSTALLED)
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(INSTALLED): $(PY) setup.cfg setup.py
+	$(PIP) install --upgrade pip setuptools wheel Cython
+	$(PIP) install -e '.[test,docs,typing]'
+	touch $@
+
+# reppy 0.4.14 as published does not build on Python 3.11: its bundled C++ misses
+# `#include <limits>`, and its 2019 Cython output includes longintrepr.h, which 3.11
+# moved. Delete the generated robots.cpp so Cython regenerates it, and force-include
+# <limits>.
+reppy: $(REPPY)
+
+$(REPPY): $(INSTALLED)
+	rm -rf $(VENV)/reppy-build && mkdir -p $(VENV)/reppy-build
+	cd $(VENV)/reppy-build && ../bin/python -m pip download -q --no-deps --no-binary :all: reppy==$(REPPY_VERSION)
+	cd $(VENV)/reppy-build && tar xzf reppy-$(REPPY_VERSION).tar.gz && rm reppy-$(REPPY_VERSION)/reppy/robots.cpp
+	cd $(VENV)/reppy-build/reppy-$(REPPY_VERSION) && CFLAGS="-include limits" ../../bin/python -m pip install -q --no-build-isolation .
+	rm -rf $(VENV)/reppy-build
+	$(PY) -c "import reppy.robots"
+	touch $@
+
+docs: $(INSTALLED)
+	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+
+test: $(INSTALLED) $(REPPY) docs
+	$(PY) -m pytest -q
+
+typecheck: $(INSTALLED)
+	$(PY) -m mypy scrapy_robots
+
+bench: $(INSTALLED) $(REPPY)
+	$(PY) bench/parsers.py
+
+clean:
+	rm -rf $(VENV) docs/_build build *.egg-info

@@ -1,0 +1,165 @@
+"""The parser interface every ``ROBOTSTXT_PARSER`` backend implements."""
+
+from __future__ import annotations
+
+from abc import ABCMeta, abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+from scrapy_robots.decoding import decode_robotstxt
+from scrapy_robots.useragent import product_token
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+#: Directive names, as :meth:`RobotParser.supports` takes them.
+ALLOW = "allow"
+CRAWL_DELAY = "crawl-delay"
+REQUEST_RATE = "request-rate"
+SITEMAP = "sitemap"
+HOST = "host"
+DIRECTIVES = (ALLOW, CRAWL_DELAY, REQUEST_RATE, SITEMAP, HOST)
+
+
+class DirectiveNotSupported(NotImplementedError):
+    """Raised by a parser asked for a directive its library cannot read.
+
+    Not the same answer as ``None``, which means "the file does not set it".
+    """
+
+    def __init__(self, parser: object, directive: str):
+        self.parser_name = type(parser).__name__
+        self.directive = directive
+        super().__init__(f"{self.parser_name} cannot read the {directive!r} directive")
+
+
+class RequestRate(NamedTuple):
+    """``Request-rate: 3/10s``: at most ``requests`` requests per ``seconds`` seconds."""
+
+    requests: int
+    seconds: float
+
+
+def default_user_agent(settings: BaseSettings) -> str:
+    """The agent a crawl obeys robots.txt as: ``ROBOTSTXT_USER_AGENT``, else ``USER_AGENT``."""
+    return settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT") or "*"
+
+
+class RobotParser(metaclass=ABCMeta):
+    """A parsed robots.txt.
+
+    ``from_crawler(crawler, robotstxt_body)`` has the signature of Scrapy's own
+    :class:`scrapy.robotstxt.RobotParser`, so classes are interchangeable in
+    ``ROBOTSTXT_PARSER``. Every query takes an optional ``user_agent`` (a product
+    token or a full ``User-Agent`` header); without one, the agent given at
+    construction is used.
+
+    A subclass lists the directives it reads in ``SUPPORTED``; the methods of the
+    others raise :class:`DirectiveNotSupported`.
+    """
+
+    SUPPORTED: ClassVar[frozenset[str]] = frozenset({ALLOW})
+
+    def __init__(self, robotstxt_body: bytes | str, user_agent: str = "*"):
+        self.user_agent = user_agent
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> Self:
+        return cls(robotstxt_body, user_agent=default_user_agent(crawler.settings))
+
+    @classmethod
+    def supports(cls, directive: str) -> bool:
+        """Whether this backend can read ``directive`` (one of :data:`DIRECTIVES`)."""
+        return directive in cls.SUPPORTED
+
+    @abstractmethod
+    def allowed(self, url: str | bytes, user_agent: str | bytes | None = None) -> bool:
+        """Whether ``user_agent`` may fetch the absolute ``url``."""
+
+    def crawl_delay(self, user_agent: str | bytes | None = None) -> float | None:
+        """``Crawl-delay`` in seconds for ``user_agent``, or ``None`` if the file has none."""
+        raise DirectiveNotSupported(self, CRAWL_DELAY)
+
+    def request_rate(self, user_agent: str | bytes | None = None) -> RequestRate | None:
+        """``Request-rate`` for ``user_agent``, or ``None`` if the file has none."""
+        raise DirectiveNotSupported(self, REQUEST_RATE)
+
+    def sitemaps(self) -> list[str]:
+        """The ``Sitemap`` URLs, in file order."""
+        raise DirectiveNotSupported(self, SITEMAP)
+
+    def preferred_host(self) -> str | None:
+        """The ``Host`` directive (Yandex), or ``None`` if the file has none."""
+        raise DirectiveNotSupported(self, HOST)
+
+    # Helpers for the adapters: the one place where arguments are normalised.
+    @staticmethod
+    def _text(body: bytes | str) -> str:
+        return decode_robotstxt(body)
+
+    def _token(self, user_agent: str | bytes | None) -> str:
+        return product_token(user_agent if user_agent else self.user_agent)
+
+    @staticmethod
+    def _url(url: str | bytes) -> str:
+        return url.decode("utf-8", "replace") if isinstance(url, bytes) else url
+
+
+class ScrapyRobotParser(RobotParser):
+    """Wraps a parser written for Scrapy's interface (only ``allowed``, maybe
+    ``crawl_delay``) so it can stand wherever a :class:`RobotParser` is expected.
+
+    It passes the user agent through unchanged, as Scrapy's middleware does.
+    """
+
+    def __init__(self, wrapped: Any, user_agent: str = "*"):
+        super().__init__(b"", user_agent)
+        self.wrapped = wrapped
+        supported = {ALLOW}
+        if _implements_crawl_delay(type(wrapped)):
+            supported.add(CRAWL_DELAY)
+        self._supported = frozenset(supported)
+
+    def supports(self, directive: str) -> bool:  # type: ignore[override]
+        return directive in self._supported
+
+    def allowed(self, url: str | bytes, user_agent: str | bytes | None = None) -> bool:
+        return bool(self.wrapped.allowed(url, user_agent or self.user_agent))
+
+    def crawl_delay(self, user_agent: str | bytes | None = None) -> float | None:
+        if CRAWL_DELAY not in self._supported:
+            raise DirectiveNotSupported(self.wrapped, CRAWL_DELAY)
+        delay = self.wrapped.crawl_delay(user_agent or self.user_agent)
+        return None if delay is None else float(delay)
+
+    def request_rate(self, user_agent: str | bytes | None = None) -> RequestRate | None:
+        raise DirectiveNotSupported(self.wrapped, REQUEST_RATE)
+
+    def sitemaps(self) -> list[str]:
+        raise DirectiveNotSupported(self.wrapped, SITEMAP)
+
+    def preferred_host(self) -> str | None:
+        raise DirectiveNotSupported(self.wrapped, HOST)
+
+
+def _implements_crawl_delay(cls: type) -> bool:
+    method = getattr(cls, "crawl_delay", None)
+    if method is None:
+        return False
+    try:
+        from scrapy.robotstxt import RobotParser as ScrapyBase
+    except ImportError:  # pragma: no cover - Scrapy is a dependency
+        return True
+    # Scrapy's base class answers None for "unsupported"; only an override reads the file.
+    return method is not getattr(ScrapyBase, "crawl_delay", None)
+
+
+def as_robot_parser(parser: Any, user_agent: str = "*") -> RobotParser:
+    """Return ``parser`` if it implements our interface, else wrap it."""
+    if isinstance(parser, RobotParser):
+        return parser
+    if not callable(getattr(parser, "allowed", None)):
+        raise TypeError(f"{type(parser).__name__} has no allowed(url, user_agent) method")
+    return ScrapyRobotParser(parser, user_agent)

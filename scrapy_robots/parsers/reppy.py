@@ -1,0 +1,40 @@
+"""reppy (C++ through Cython): no ``Request-rate`` nor ``Host``.
+
+reppy 0.4.14 does not build from PyPI on Python 3.11; ``make reppy`` carries the recipe.
+"""
+
+from __future__ import annotations
+
+from scrapy_robots.parsers.base import ALLOW, CRAWL_DELAY, SITEMAP, RobotParser
+
+REPPY_MISSING = (
+    "ReppyParser needs reppy, which does not install from PyPI on Python 3.11 as "
+    "published. Build it with `make reppy` in a scrapy-robots checkout (see the "
+    "'Parsers' page of the docs for the recipe), or choose another ROBOTSTXT_PARSER."
+)
+
+# reppy resolves the rules against a robots.txt URL; any absolute one will do,
+# because we always ask with absolute URLs of the site the file came from.
+_BASE = "http://robots.invalid/robots.txt"
+
+
+class ReppyParser(RobotParser):
+    SUPPORTED = frozenset({ALLOW, CRAWL_DELAY, SITEMAP})
+
+    def __init__(self, robotstxt_body: bytes | str, user_agent: str = "*"):
+        super().__init__(robotstxt_body, user_agent)
+        try:
+            from reppy.robots import Robots
+        except ImportError as exc:
+            raise ImportError(REPPY_MISSING) from exc
+        self.rp = Robots.parse(_BASE, self._text(robotstxt_body))
+
+    def allowed(self, url: str | bytes, user_agent: str | bytes | None = None) -> bool:
+        return bool(self.rp.allowed(self._url(url), self._token(user_agent)))
+
+    def crawl_delay(self, user_agent: str | bytes | None = None) -> float | None:
+        delay = self.rp.agent(self._token(user_agent)).delay
+        return None if delay is None else float(delay)
+
+    def sitemaps(self) -> list[str]:
+        return list(self.rp.sitemaps)

@@ -1,0 +1,66 @@
+"""Reduce a User-Agent header to the product token that robots.txt groups name.
+
+Pure Python, no Scrapy import: the rfc9309 library uses it too.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Product tokens that browsers and bots put in front of their real name; a token
+# from this set is never the one a robots.txt group is written for.
+_GENERIC_PRODUCTS = frozenset(
+    {
+        "mozilla",
+        "applewebkit",
+        "khtml",
+        "gecko",
+        "like",
+        "chrome",
+        "safari",
+        "version",
+        "mobile",
+        "compatible",
+        "windows",
+        "linux",
+        "macintosh",
+        "x11",
+        "u",
+    }
+)
+_PRODUCT = re.compile(r"[A-Za-z_-][A-Za-z0-9_.-]*")
+_BARE_TOKEN = re.compile(r"[A-Za-z_-]+")
+
+
+def product_token(user_agent: str | bytes | None) -> str:
+    """Return the product token of ``user_agent``, e.g. ``FooBot`` for
+    ``Mozilla/5.0 (compatible; FooBot/2.1; +https://foo.example/bot)``.
+
+    A bare token is returned as it is; an empty or missing agent becomes ``*``.
+    """
+    if user_agent is None:
+        return "*"
+    if isinstance(user_agent, bytes):
+        user_agent = user_agent.decode("latin-1")
+    user_agent = user_agent.strip()
+    if not user_agent:
+        return "*"
+    if _BARE_TOKEN.fullmatch(user_agent):
+        return user_agent
+    # "(compatible; FooBot/2.1; ...)" names the bot explicitly.
+    head, sep, tail = user_agent.partition("compatible;")
+    if sep:
+        match = _PRODUCT.match(tail.lstrip())
+        if match:
+            return match.group()
+    first = None
+    for match in _PRODUCT.finditer(user_agent):
+        token = match.group()
+        if first is None:
+            first = token
+        end = match.end()
+        # A product is "Name/version"; bare words in comments are not products.
+        if end < len(user_agent) and user_agent[end] == "/" and token.lower() not in _GENERIC_PRODUCTS:
+            return token
+    return first or "*"
+
