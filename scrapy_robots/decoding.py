@@ -35,11 +35,23 @@ def decode_robotstxt(body: bytes | str, encoding: str | None = None) -> str:
     """Decode a robots.txt body; never raises.
 
     A byte-order mark wins over ``encoding``; then ``encoding`` (the response's
-    charset) when Python knows it; else UTF-8. Undecodable bytes become U+FFFD, and
-    a leading BOM is removed so that it cannot hide the first ``User-agent`` line.
+    charset) when Python knows it; else UTF-8. Undecodable bytes become U+FFFD; a
+    leading BOM is removed so that it cannot hide the first ``User-agent`` line; and
+    ``\\r\\n`` and lone ``\\r`` line ends become ``\\n``, which some libraries
+    (reppy) do not split on otherwise.
     """
     if isinstance(body, str):
-        return body[1:] if body.startswith("\ufeff") else body
+        text = body
+    else:
+        text = _decode(body, encoding)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _decode(body: bytes, encoding: str | None) -> str:
     for bom, codec in _BOMS:
         if body.startswith(bom):
             return body[len(bom) :].decode(codec, errors="replace")
@@ -49,8 +61,7 @@ def decode_robotstxt(body: bytes | str, encoding: str | None = None) -> str:
             codec = codecs.lookup(encoding).name
         except LookupError:
             pass
-    text = body.decode(codec, errors="replace")
-    return text[1:] if text.startswith("\ufeff") else text
+    return body.decode(codec, errors="replace")
 
 
 def normalize_robotstxt(body: bytes, content_type: str | bytes | None = None) -> bytes:

@@ -5,6 +5,8 @@ reppy 0.4.14 does not build from PyPI on Python 3.11; ``make reppy`` carries the
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from scrapy_robots.parsers.base import ALLOW, CRAWL_DELAY, SITEMAP, RobotParser
 
 REPPY_MISSING = (
@@ -13,8 +15,8 @@ REPPY_MISSING = (
     "'Parsers' page of the docs for the recipe), or choose another ROBOTSTXT_PARSER."
 )
 
-# reppy resolves the rules against a robots.txt URL; any absolute one will do,
-# because we always ask with absolute URLs of the site the file came from.
+# reppy wants the robots.txt URL, and its Robots.allowed() denies any URL of another
+# host; we ask its per-agent rules with the path instead, so any base will do.
 _BASE = "http://robots.invalid/robots.txt"
 
 
@@ -30,7 +32,9 @@ class ReppyParser(RobotParser):
         self.rp = Robots.parse(_BASE, self._text(robotstxt_body))
 
     def allowed(self, url: str | bytes, user_agent: str | bytes | None = None) -> bool:
-        return bool(self.rp.allowed(self._url(url), self._token(user_agent)))
+        parts = urlsplit(self._url(url))
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        return bool(self.rp.agent(self._token(user_agent)).allowed(path))
 
     def crawl_delay(self, user_agent: str | bytes | None = None) -> float | None:
         delay = self.rp.agent(self._token(user_agent)).delay

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+_HERE = Path(__file__).resolve().parent
+
+
+def _corpus_dir() -> Path | None:
+    candidates = [
+        os.environ.get("SCRAPY_ROBOTS_CORPUS", ""),
+        _HERE.parent.parent / "shared" / "corpus" / "robotstxt" / "test_data",
+        Path("/work/shared/corpus/robotstxt/test_data"),
+    ]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    return None
+
+
+CORPUS_DIR = _corpus_dir()
+
+
+@pytest.fixture(scope="session")
+def corpus_files() -> list[Path]:
+    """The 4,231 real robots.txt files of the shared corpus (see its README)."""
+    if CORPUS_DIR is None:
+        pytest.skip("robots.txt corpus not found; set SCRAPY_ROBOTS_CORPUS to its test_data folder")
+    return sorted(p for p in CORPUS_DIR.iterdir() if p.is_file())
+
+
+BACKENDS = ["protego", "python", "rerp", "reppy"]
+
+
+def backend_class(name: str) -> type:
+    from scrapy_robots import parsers
+
+    class_names = {
+        "protego": "ProtegoParser",
+        "python": "PythonParser",
+        "rerp": "RerpParser",
+        "reppy": "ReppyParser",
+        "rfc9309": "RFC9309Parser",
+    }
+    return getattr(parsers, class_names[name])
+

@@ -1,0 +1,29 @@
+"""A full User-Agent header selects the same robots.txt group as its product token."""
+
+from __future__ import annotations
+
+import pytest
+
+from scrapy_robots.useragent import product_token
+
+
+@pytest.mark.parametrize(
+    ("header", "token"),
+    [
+        ("FooBot", "FooBot"),
+        ("foo-bot", "foo-bot"),
+        ("Mozilla/5.0 (compatible; FooBot/2.1; +https://foo.example/bot)", "FooBot"),
+        ("Scrapy/2.19.0 (+https://scrapy.org)", "Scrapy"),
+        (
+            "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Googlebot/2.1; "
+            "+http://www.google.com/bot.html) Chrome/120.0.0.0 Safari/537.36",
+            "Googlebot",
+        ),
+        ("FooBot/1.0 (+https://foo.example)", "FooBot"),
+        (b"FooBot/1.0", "FooBot"),
+        ("", "*"),
+        (None, "*"),
+    ],
+)
+def test_product_token(header, token):
+    assert product_token(header) == token
