@@ -22,14 +22,14 @@ $(INSTALLED): $(PY) setup.cfg setup.py
 # reppy 0.4.14 as published does not build on Python 3.11: its bundled C++ misses
 # `#include <limits>`, and its 2019 Cython output includes longintrepr.h, which 3.11
 # moved. Delete the generated robots.cpp so Cython regenerates it, and force-include
-# <limits>.
+# <limits> (CXXFLAGS for newer setuptools, CFLAGS for older ones).
 reppy: $(REPPY)
 
 $(REPPY): $(INSTALLED)
 	rm -rf $(VENV)/reppy-build && mkdir -p $(VENV)/reppy-build
 	cd $(VENV)/reppy-build && ../bin/python -m pip download -q --no-deps --no-binary :all: reppy==$(REPPY_VERSION)
 	cd $(VENV)/reppy-build && tar xzf reppy-$(REPPY_VERSION).tar.gz && rm reppy-$(REPPY_VERSION)/reppy/robots.cpp
-	cd $(VENV)/reppy-build/reppy-$(REPPY_VERSION) && CFLAGS="-include limits" ../../bin/python -m pip install -q --no-build-isolation .
+	cd $(VENV)/reppy-build/reppy-$(REPPY_VERSION) && CFLAGS="-include limits" CXXFLAGS="-include limits" ../../bin/python -m pip install -q --no-build-isolation .
 	rm -rf $(VENV)/reppy-build
 	$(PY) -c "import reppy.robots"
 	touch $@
