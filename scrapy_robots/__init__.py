@@ -10,7 +10,10 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-_LAZY: dict[str, str] = {}
+_LAZY: dict[str, str] = {
+    "RobotsTxtMiddleware": "scrapy_robots.middleware",
+    "Addon": "scrapy_robots.addon",
+}
 
 __all__ = ["__version__", *_LAZY]
 

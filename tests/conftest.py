@@ -46,3 +46,21 @@ def backend_class(name: str) -> type:
     }
     return getattr(parsers, class_names[name])
 
+
+
+@pytest.fixture
+def serve():
+    """``serve(robots_handler, routes=None) -> SiteServer``: a site on its own 127.0.0.x."""
+    from servers import SiteServer
+
+    started: list[SiteServer] = []
+
+    def start(robots, routes=None):
+        host = f"127.0.0.{len(started) + 2}"
+        site = SiteServer(host=host, robots=robots, routes=routes or {}).start()
+        started.append(site)
+        return site
+
+    yield start
+    for site in started:
+        site.stop()

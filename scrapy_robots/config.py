@@ -1,0 +1,102 @@
+"""Every ROBOTSTXT_* setting, read once into one typed object."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.misc import load_object
+
+from scrapy_robots.policy import StatusPolicy
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+#: The parser used when the project leaves ROBOTSTXT_PARSER at Scrapy's default.
+DEFAULT_PARSER = "scrapy_robots.parsers.RFC9309Parser"
+DEFAULT_STORAGE = "scrapy_robots.cache.MemoryRobotsStorage"
+DAY = 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class RobotsConfig:
+    parser_class: Any
+    user_agent: str | None
+    default_user_agent: str
+    maxsize: int
+    timeout: float
+    status_policy: StatusPolicy
+    retry_delay: float
+    retry_max_delay: float
+    retry_times: int
+    allow_after: float
+    cache_ttl: float
+    cache_size: int
+    storage_class: Any
+    excluded_domains: tuple[str, ...]
+    max_waiting: int
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> RobotsConfig:
+        return cls(
+            parser_class=_parser_class(settings),
+            user_agent=settings.get("ROBOTSTXT_USER_AGENT") or None,
+            default_user_agent=settings.get("USER_AGENT") or "Scrapy",
+            maxsize=_number(settings, "ROBOTSTXT_MAXSIZE", 500 * 1024, int, minimum=1),
+            timeout=_number(
+                settings, "ROBOTSTXT_TIMEOUT", min(settings.getfloat("DOWNLOAD_TIMEOUT", 180), 30.0), float
+            ),
+            status_policy=StatusPolicy.from_setting(settings.get("ROBOTSTXT_STATUS_POLICY")),
+            retry_delay=_number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_DELAY", 300.0, float, minimum=0),
+            retry_max_delay=_number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY", 3600.0, float, minimum=0),
+            retry_times=_number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_TIMES", 3, int, minimum=0),
+            allow_after=_number(settings, "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER", 30 * DAY, float, minimum=0),
+            cache_ttl=_number(settings, "ROBOTSTXT_CACHE_TTL", DAY, float, minimum=0),
+            cache_size=_number(settings, "ROBOTSTXT_CACHE_SIZE", 4096, int, minimum=1),
+            storage_class=_load(settings, "ROBOTSTXT_CACHE_STORAGE", DEFAULT_STORAGE),
+            excluded_domains=_domains(settings.getlist("ROBOTSTXT_EXCLUDED_DOMAINS")),
+            max_waiting=_number(settings, "ROBOTSTXT_MAX_WAITING", 10_000, int, minimum=0),
+        )
+
+
+def _parser_class(settings: BaseSettings) -> Any:
+    # Scrapy always has a ROBOTSTXT_PARSER (Protego); only a value the project or the
+    # spider set itself (priority above "default") overrides our own parser.
+    value = settings.get("ROBOTSTXT_PARSER")
+    if value is None or (settings.getpriority("ROBOTSTXT_PARSER") or 0) <= 0:
+        value = DEFAULT_PARSER
+    return _load_value("ROBOTSTXT_PARSER", value)
+
+
+def _load(settings: BaseSettings, name: str, default: str) -> Any:
+    return _load_value(name, settings.get(name) or default)
+
+
+def _load_value(name: str, value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return load_object(value)
+    except (ImportError, NameError, ValueError, AttributeError) as exc:
+        raise ValueError(
+            f"{name} = {value!r} cannot be loaded ({exc}). Set it to an import path such as "
+            f"'scrapy_robots.parsers.ProtegoParser', or install the package that provides it."
+        ) from exc
+
+
+def _number(settings: BaseSettings, name: str, default: Any, kind: type, minimum: float = 0) -> Any:
+    raw = settings.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = kind(float(raw)) if kind is int else kind(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+    if isinstance(value, float) and not math.isfinite(value) or value < minimum:
+        raise ValueError(f"{name} must be a finite number >= {minimum}, not {raw!r}")
+    return value
+
+
+def _domains(values: list[str]) -> tuple[str, ...]:
+    return tuple(sorted({v.strip().strip(".").lower() for v in values if v and v.strip(". ")}))

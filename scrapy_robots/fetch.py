@@ -1,0 +1,165 @@
+"""One robots.txt fetch per site, through the crawler's engine.
+
+The request goes through Scrapy's downloader and its middlewares (proxies, TLS,
+redirects, decompression), with a timeout of its own and a size cap: the body is
+read up to ``ROBOTSTXT_MAXSIZE`` bytes, then the download is stopped and what was
+read is parsed, never more.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
+
+from scrapy import signals
+from scrapy.exceptions import StopDownload
+from scrapy.http import Request
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from scrapy_robots.config import RobotsConfig
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: Meta key marking our robots.txt requests (the size cap only applies to them).
+FETCH_META = "robotstxt_fetch"
+_RECEIVED_META = "_robotstxt_bytes_received"
+# Decompression is bounded separately (Scrapy's HttpCompressionMiddleware reads the
+# request's download_maxsize): a gzip bomb fails the fetch instead of filling memory.
+DECOMPRESSED_FACTOR = 10
+
+
+@dataclass
+class FetchResult:
+    """A robots.txt download: a response, or the exception that ended it."""
+
+    requested_url: str
+    url: str
+    response: Response | None = None
+    error: BaseException | None = None
+    body: bytes = b""
+    truncated: bool = False
+
+
+class RobotsFetcher:
+    DOWNLOAD_PRIORITY = 1000
+
+    def __init__(self, crawler: Crawler, config: RobotsConfig):
+        self.crawler = crawler
+        self.maxsize = config.maxsize
+        self.timeout = config.timeout
+        crawler.signals.connect(self._headers_received, signal=signals.headers_received)
+        crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
+
+    def request_for(self, site: str) -> Request:
+        return Request(
+            f"{site}/robots.txt",
+            priority=self.DOWNLOAD_PRIORITY,
+            callback=NO_CALLBACK,
+            meta={
+                "dont_obey_robotstxt": True,
+                # Our own unreachable backoff retries later; Scrapy's immediate retries
+                # would only hold the site's waiting requests longer.
+                "dont_retry": True,
+                "download_timeout": self.timeout,
+                "download_maxsize": self.maxsize * DECOMPRESSED_FACTOR,
+                FETCH_META: True,
+            },
+        )
+
+    async def fetch(self, site: str) -> FetchResult:
+        request = self.request_for(site)
+        try:
+            response = await self._download(request)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a policy input
+            return FetchResult(requested_url=request.url, url=request.url, error=exc)
+        body = response.body
+        truncated = len(body) > self.maxsize or "download_stopped" in response.flags
+        if len(body) > self.maxsize:
+            # Cut at the last line end: a rule cut in half could allow more than it did.
+            body = body[: self.maxsize]
+            cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
+            body = body[: cut + 1] if cut >= 0 else b""
+        return FetchResult(
+            requested_url=request.url, url=response.url, response=response, body=body, truncated=truncated
+        )
+
+    async def _download(self, request: Request) -> Response:
+        engine = self.crawler.engine
+        assert engine is not None
+        if hasattr(engine, "download_async"):  # Scrapy 2.14+
+            return await engine.download_async(request)
+        return await maybe_deferred_to_future(engine.download(request))  # pragma: no cover
+
+    def _headers_received(self, headers: Any, body_length: int, request: Request, **kwargs: Any) -> None:
+        if not request.meta.get(FETCH_META):
+            return
+        # A large uncompressed robots.txt is read up to the cap, not refused: lift the
+        # handler's Content-Length check (it reads the meta key after this signal) and
+        # let _bytes_received stop the transfer at ROBOTSTXT_MAXSIZE.
+        if body_length and body_length > request.meta["download_maxsize"] and not headers.get(b"Content-Encoding"):
+            request.meta["download_maxsize"] = 0
+
+    def _bytes_received(self, data: bytes, request: Request, **kwargs: Any) -> None:
+        if not request.meta.get(FETCH_META):
+            return
+        received = request.meta.get(_RECEIVED_META, 0) + len(data)
+        request.meta[_RECEIVED_META] = received
+        if received > self.maxsize:
+            raise StopDownload(fail=False)
+
+
+class SingleFlight:
+    """At most one ``work()`` per key at a time; callers that arrive meanwhile share its result."""
+
+    def __init__(self) -> None:
+        self._flights: dict[str, list[Deferred[Any]]] = {}
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._flights
+
+    def __len__(self) -> int:
+        return len(self._flights)
+
+    async def run(self, key: str, work: Callable[[], Awaitable[T]]) -> T:
+        if key in self._flights:
+            waiter: Deferred[T] = Deferred()
+            self._flights[key].append(waiter)
+            return await maybe_deferred_to_future(waiter)
+        self._flights[key] = []
+        try:
+            result = await work()
+        except BaseException as exc:
+            for waiter in self._flights.pop(key):
+                waiter.errback(exc)
+            raise
+        for waiter in self._flights.pop(key):
+            waiter.callback(result)
+        return result
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def site_of(request: Request) -> str:
+    """The cache key of a request's site: ``scheme://host:port`` (RFC 9309 2.3)."""
+    from scrapy.utils.httpobj import urlparse_cached
+
+    parts = urlparse_cached(request)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(scheme, 0)
+    except ValueError:
+        port = _DEFAULT_PORTS.get(scheme, 0)
+    return f"{scheme}://{host}:{port}"

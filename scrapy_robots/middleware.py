@@ -1,0 +1,265 @@
+"""RobotsTxtMiddleware: a request in, a verdict out.
+
+request -> (cache hit | single fetch) -> status policy -> parser -> verdict
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.misc import build_from_crawler
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
+
+from scrapy_robots.cache import RobotsCache, RobotsEntry, lifetime_from_headers
+from scrapy_robots.config import RobotsConfig
+from scrapy_robots.decoding import normalize_robotstxt
+from scrapy_robots.fetch import FetchResult, RobotsFetcher, SingleFlight, site_of
+from scrapy_robots.parsers import RobotParser, as_robot_parser
+from scrapy_robots.policy import Action
+from scrapy_robots.slots import concurrency_released
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request
+
+logger = logging.getLogger(__name__)
+
+FORBIDDEN = "Forbidden by robots.txt"
+
+
+class RobotsTxtMiddleware:
+    """Drop-in replacement for ``scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware``."""
+
+    def __init__(self, crawler: Crawler):
+        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
+            raise NotConfigured
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.config = config = RobotsConfig.from_settings(crawler.settings)
+        self.parser_name = getattr(config.parser_class, "__name__", str(config.parser_class))
+        self._check_parser()
+        storage = build_from_crawler(config.storage_class, crawler)
+        if hasattr(storage, "on_evict"):
+            storage.on_evict = lambda site: self.stats.inc_value("robotstxt/cache/evicted")
+        self.cache = RobotsCache(storage)
+        self.fetcher = RobotsFetcher(crawler, config)
+        self.flights = SingleFlight()
+        self.waiting = 0
+        crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def _check_parser(self) -> None:
+        # A backend that cannot import (reppy not built, say) fails here, at start-up.
+        try:
+            build_from_crawler(self.config.parser_class, self.crawler, b"")
+        except Exception as exc:
+            raise RuntimeError(
+                f"ROBOTSTXT_PARSER = {self.parser_name} cannot be used: {exc}"
+            ) from exc
+
+    async def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        if request.meta.get("dont_obey_robotstxt"):
+            return
+        if request.url.startswith(("data:", "file:")):
+            return
+        site = site_of(request)
+        if self._excluded(site):
+            self._ignore(request, "robotstxt/denied/excluded", f"{FORBIDDEN}: excluded domain (ROBOTSTXT_EXCLUDED_DOMAINS)")
+        entry = await self._entry_for(site, request)
+        self._apply(entry, request)
+
+    # -- the verdict -----------------------------------------------------------
+
+    def _apply(self, entry: RobotsEntry, request: Request) -> None:
+        if entry.action is Action.ALLOW:
+            return
+        if entry.action is Action.DENY:
+            self._ignore(
+                request, "robotstxt/denied/deny_all", f"{FORBIDDEN}: deny all (robots.txt answered HTTP {entry.status})"
+            )
+        if entry.action is Action.UNREACHABLE:
+            self._ignore(
+                request,
+                "robotstxt/denied/unreachable",
+                f"{FORBIDDEN}: robots.txt unreachable ({entry.error or f'HTTP {entry.status}'}) "
+                f"after {entry.failures} attempt(s)",
+            )
+        assert entry.parser is not None
+        if urlparse_cached(request).path == "/robots.txt":
+            return  # RFC 9309 2.2.2: /robots.txt itself is always allowed
+        try:
+            allowed = entry.parser.allowed(request.url, self._user_agent(request))
+        except Exception:
+            logger.exception(
+                "%(parser)s failed on %(url)s; the request is allowed",
+                {"parser": self.parser_name, "url": request.url},
+                extra={"spider": self.crawler.spider},
+            )
+            self.stats.inc_value("robotstxt/parser_error")
+            return
+        if not allowed:
+            logger.debug(
+                "Forbidden by robots.txt: %(request)s", {"request": request}, extra={"spider": self.crawler.spider}
+            )
+            self.stats.inc_value("robotstxt/forbidden")
+            raise IgnoreRequest(FORBIDDEN)
+
+    def _ignore(self, request: Request, stat: str, reason: str) -> None:
+        logger.debug("%(reason)s: %(request)s", {"reason": reason, "request": request}, extra={"spider": self.crawler.spider})
+        self.stats.inc_value(stat)
+        raise IgnoreRequest(reason)
+
+    def _user_agent(self, request: Request) -> str | bytes:
+        return self.config.user_agent or request.headers.get(b"User-Agent") or self.config.default_user_agent
+
+    def _excluded(self, site: str) -> bool:
+        if not self.config.excluded_domains:
+            return False
+        host = site.split("://", 1)[1].rsplit(":", 1)[0]
+        return any(host == d or host.endswith("." + d) for d in self.config.excluded_domains)
+
+    # -- cache, single fetch, waiting -------------------------------------------
+
+    async def _entry_for(self, site: str, request: Request) -> RobotsEntry:
+        retries_waited = 0
+        while True:
+            state, entry = self.cache.lookup(site)
+            self.stats.inc_value(f"robotstxt/cache/{state}")
+            if state == RobotsCache.HIT:
+                assert entry is not None
+                if entry.action is not Action.UNREACHABLE or retries_waited >= self.config.retry_times:
+                    return entry
+                # Unreachable for now: wait for the next attempt rather than drop.
+                retries_waited += 1
+                await self._wait(request, self._sleep(entry.expires_at - time.time()))
+                continue
+            previous = entry
+            entry = await self._wait(request, self.flights.run(site, lambda: self._refresh(site, previous)))
+            if entry.action is not Action.UNREACHABLE or retries_waited >= self.config.retry_times:
+                return entry
+
+    async def _wait(self, request: Request, awaitable: Any) -> Any:
+        self.stats.inc_value("robotstxt/deferred")
+        if self.waiting >= self.config.max_waiting:
+            # Back-pressure: beyond the bound, waiting requests keep their place.
+            return await awaitable
+        self.waiting += 1
+        try:
+            with concurrency_released(self.crawler, request):
+                return await awaitable
+        finally:
+            self.waiting -= 1
+
+    @staticmethod
+    async def _sleep(seconds: float) -> None:
+        if seconds > 0:
+            await maybe_deferred_to_future(deferLater(reactor, seconds, lambda: None))
+
+    def _spider_idle(self) -> None:
+        if self.waiting:
+            # Requests parked outside Downloader.active still belong to this crawl.
+            raise DontCloseSpider
+
+    async def _refresh(self, site: str, previous: RobotsEntry | None) -> RobotsEntry:
+        if previous is not None and previous.action is Action.UNREACHABLE:
+            self.stats.inc_value("robotstxt/retry")
+        self.stats.inc_value("robotstxt/request_count")
+        result = await self.fetcher.fetch(site)
+        entry = await self._decide(site, result, previous)
+        self.cache.put(entry)
+        self.stats.inc_value(f"robotstxt/policy/{entry.action.value}")
+        self._log_decision(entry, result)
+        return entry
+
+    async def _decide(self, site: str, result: FetchResult, previous: RobotsEntry | None) -> RobotsEntry:
+        now = time.time()
+        policy = self.config.status_policy
+        response = result.response
+        if response is None:
+            exc = result.error
+            name = type(exc).__name__
+            self.stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+            action, status, error = policy.action_for_failure(), None, f"{name}: {exc}" if str(exc) else name
+        else:
+            self.stats.inc_value("robotstxt/response_count")
+            self.stats.inc_value(f"robotstxt/response_status_count/{response.status}")
+            action, status, error = policy.action_for_status(response.status), response.status, None
+        entry = RobotsEntry(
+            site=site, action=action, status=status, url=result.url, error=error, fetched_at=now,
+            expires_at=now + self.config.cache_ttl, size=len(result.body), truncated=result.truncated,
+        )
+        if action is Action.UNREACHABLE:
+            return self._unreachable(entry, previous, now)
+        if response is not None:
+            entry.expires_at = now + lifetime_from_headers(response.headers, self.config.cache_ttl, now)
+        if action is Action.PARSE:
+            if result.truncated:
+                self.stats.inc_value("robotstxt/truncated")
+            body = normalize_robotstxt(result.body, response.headers.get(b"Content-Type") if response else None)
+            entry.parser = await self._parse(body, response)
+            if entry.parser is None:
+                entry.action = Action.ALLOW
+        return entry
+
+    def _unreachable(self, entry: RobotsEntry, previous: RobotsEntry | None, now: float) -> RobotsEntry:
+        stale = previous is not None and previous.action is not Action.UNREACHABLE
+        failures = (previous.failures if previous is not None else 0) + 1
+        since = previous.unreachable_since if previous is not None and previous.unreachable_since else now
+        entry.failures, entry.unreachable_since = failures, since
+        backoff = min(self.config.retry_delay * 2 ** (failures - 1), self.config.retry_max_delay)
+        entry.expires_at = now + backoff
+        if now - since >= self.config.allow_after:
+            # RFC 9309 2.3.1.4: after 30 days unreachable, crawl as if there were no robots.txt.
+            entry.action = Action.ALLOW
+            entry.expires_at = now + self.config.cache_ttl
+        elif stale:
+            # RFC 9309 2.4: a cached copy may outlive 24 hours while robots.txt is unreachable.
+            assert previous is not None
+            entry.action, entry.parser, entry.status = previous.action, previous.parser, previous.status
+            self.stats.inc_value("robotstxt/cache/stale_used")
+        return entry
+
+    async def _parse(self, body: bytes, response: Any) -> RobotParser | None:
+        try:
+            parser = build_from_crawler(self.config.parser_class, self.crawler, body)
+        except Exception:
+            logger.exception(
+                "%(parser)s could not parse robots.txt from %(url)s; the site is allowed",
+                {"parser": self.parser_name, "url": getattr(response, "url", "?")},
+                extra={"spider": self.crawler.spider},
+            )
+            self.stats.inc_value("robotstxt/parser_error")
+            return None
+        robots_parsed = getattr(signals, "robots_parsed", None)  # Scrapy 2.18+
+        if robots_parsed is not None and response is not None:
+            await self.crawler.signals.send_catch_log_async(
+                signal=robots_parsed, robotparser=parser, request=response.request
+            )
+        return as_robot_parser(parser, self.config.user_agent or self.config.default_user_agent)
+
+    def _log_decision(self, entry: RobotsEntry, result: FetchResult) -> None:
+        outcome = f"HTTP {entry.status}" if entry.status is not None else entry.error
+        details = ""
+        if entry.action is Action.PARSE:
+            details = f", {entry.size} bytes{' (truncated)' if entry.truncated else ''}, parser {self.parser_name}"
+        elif entry.action is Action.UNREACHABLE or entry.failures:
+            details = f", attempt {entry.failures}, next in {entry.expires_at - entry.fetched_at:.0f}s"
+        redirected = f" (redirected to {result.url})" if result.url != result.requested_url else ""
+        logger.info(
+            "robots.txt for %(site)s: %(outcome)s -> %(action)s%(details)s%(redirected)s",
+            {"site": entry.site, "outcome": outcome, "action": entry.action.value, "details": details, "redirected": redirected},
+            extra={"spider": self.crawler.spider},
+        )

@@ -1,0 +1,161 @@
+"""Real HTTP sites on loopback addresses, served by Twisted in the test's reactor.
+
+Each site listens on its own 127.0.0.x address (so Scrapy gives it its own
+downloader slot) and records every request it receives, with its arrival time.
+"""
+
+from __future__ import annotations
+
+import gzip
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from twisted.internet import reactor
+from twisted.web.resource import Resource
+from twisted.web.server import NOT_DONE_YET, Request, Site
+
+Handler = Callable[[Request], Any]
+
+
+def body(text: bytes | str, status: int = 200, headers: dict[str, str] | None = None) -> Handler:
+    data = text.encode() if isinstance(text, str) else text
+
+    def handle(request: Request) -> bytes:
+        request.setResponseCode(status)
+        request.setHeader(b"Content-Type", b"text/plain")
+        for name, value in (headers or {}).items():
+            request.setHeader(name.encode(), value.encode())
+        return data
+
+    return handle
+
+
+def redirect(location: str, status: int = 301) -> Handler:
+    def handle(request: Request) -> bytes:
+        request.setResponseCode(status)
+        request.setHeader(b"Location", location.encode())
+        return b""
+
+    return handle
+
+
+def hang() -> Handler:
+    """Accept the request, never answer."""
+
+    def handle(request: Request) -> Any:
+        return NOT_DONE_YET
+
+    return handle
+
+
+def reset() -> Handler:
+    """Close the connection without an answer."""
+
+    def handle(request: Request) -> Any:
+        request.channel.transport.abortConnection()
+        return NOT_DONE_YET
+
+    return handle
+
+
+def drip(data: bytes, interval: float) -> Handler:
+    """Send the body one byte every ``interval`` seconds."""
+
+    def handle(request: Request) -> Any:
+        request.setHeader(b"Content-Type", b"text/plain")
+
+        def send(i: int) -> None:
+            if request.finished or request.channel is None:
+                return
+            if i >= len(data):
+                request.finish()
+                return
+            request.write(data[i : i + 1])
+            reactor.callLater(interval, send, i + 1)
+
+        send(0)
+        return NOT_DONE_YET
+
+    return handle
+
+
+def gzip_bomb(decompressed_size: int) -> Handler:
+    payload = gzip.compress(b"\n" * decompressed_size, compresslevel=9)
+
+    def handle(request: Request) -> bytes:
+        request.setHeader(b"Content-Type", b"text/plain")
+        request.setHeader(b"Content-Encoding", b"gzip")
+        return payload
+
+    return handle
+
+
+def page(request: Request) -> bytes:
+    request.setHeader(b"Content-Type", b"text/html")
+    return b"<html><body>" + request.path + b"</body></html>"
+
+
+@dataclass
+class Hit:
+    at: float
+    path: str
+
+
+@dataclass
+class SiteServer:
+    """One site: robots.txt from ``robots``, any other path an HTML page."""
+
+    host: str
+    robots: Handler
+    routes: dict[str, Handler] = field(default_factory=dict)
+    hits: list[Hit] = field(default_factory=list)
+    port: int = 0
+    _listener: Any = None
+    _pending: list[Request] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def paths(self) -> list[str]:
+        return [hit.path for hit in self.hits]
+
+    def robots_hits(self) -> int:
+        return sum(1 for hit in self.hits if hit.path == "/robots.txt")
+
+    def page_hits(self) -> list[Hit]:
+        return [hit for hit in self.hits if hit.path != "/robots.txt"]
+
+    def render(self, request: Request) -> Any:
+        path = request.path.decode()
+        self.hits.append(Hit(time.monotonic(), path))
+        handler = self.robots if path == "/robots.txt" else self.routes.get(path, page)
+        result = handler(request)
+        if result is NOT_DONE_YET:
+            self._pending.append(request)
+        return result
+
+    def start(self) -> SiteServer:
+        resource = _Dispatch(self)
+        self._listener = reactor.listenTCP(0, Site(resource), interface=self.host)
+        self.port = self._listener.getHost().port
+        return self
+
+    def stop(self) -> Any:
+        for request in self._pending:
+            if not request.finished and request.channel is not None:
+                request.channel.transport.abortConnection()
+        return self._listener.stopListening()
+
+
+class _Dispatch(Resource):
+    isLeaf = True
+
+    def __init__(self, site: SiteServer):
+        super().__init__()
+        self.site = site
+
+    def render(self, request: Request) -> Any:
+        return self.site.render(request)
