@@ -1,0 +1,76 @@
+"""An RFC 9309 robots.txt parser: pure Python, Google-compatible, configurable, fast.
+
+Usable without Scrapy::
+
+    from scrapy_robots.rfc9309 import RobotsTxt
+
+    robots = RobotsTxt.parse(body)
+    robots.allowed("https://example.com/private/x", "FooBot")
+    print(robots.explain("https://example.com/private/x", "FooBot"))
+
+Anything else that reads robots.txt (a linter, statistics) subclasses
+:class:`RobotsTxtHandler` and walks the file with :func:`parse_robotstxt`.
+"""
+
+from __future__ import annotations
+
+from scrapy_robots.rfc9309._agents import agent_key, select_groups
+from scrapy_robots.rfc9309._matcher import Rule
+from scrapy_robots.rfc9309._options import (
+    AGENT_MATCHINGS,
+    EMPTY_RULES,
+    PRECEDENCES,
+    AgentMatching,
+    EmptyRules,
+    Options,
+    Precedence,
+)
+from scrapy_robots.rfc9309._robotstxt import Explanation, RobotsTxt
+from scrapy_robots.rfc9309._tokenizer import (
+    ALLOW,
+    CLEAN_PARAM,
+    CRAWL_DELAY,
+    DISALLOW,
+    HOST,
+    REQUEST_RATE,
+    SITEMAP,
+    USER_AGENT,
+    VISIT_TIME,
+    RobotsTxtHandler,
+    directive_of,
+    parse_robotstxt,
+)
+from scrapy_robots.rfc9309._url import normalize, path_of
+from scrapy_robots.rfc9309._values import CleanParam, RequestRate, VisitTime
+
+__all__ = [
+    "AGENT_MATCHINGS",
+    "ALLOW",
+    "CLEAN_PARAM",
+    "CRAWL_DELAY",
+    "DISALLOW",
+    "EMPTY_RULES",
+    "HOST",
+    "PRECEDENCES",
+    "REQUEST_RATE",
+    "SITEMAP",
+    "USER_AGENT",
+    "VISIT_TIME",
+    "AgentMatching",
+    "CleanParam",
+    "EmptyRules",
+    "Explanation",
+    "Options",
+    "Precedence",
+    "RequestRate",
+    "RobotsTxt",
+    "RobotsTxtHandler",
+    "Rule",
+    "VisitTime",
+    "agent_key",
+    "directive_of",
+    "normalize",
+    "parse_robotstxt",
+    "path_of",
+    "select_groups",
+]

@@ -1,0 +1,102 @@
+"""The rule-set builder: the tokenizer's events become groups of rules.
+
+A group is a run of ``User-agent`` lines and the records after them, up to
+the next ``User-agent`` line that follows a rule (RFC 9309, section 2.1).
+Only ``Allow``/``Disallow`` close a run of ``User-agent`` lines: a
+``Sitemap`` or any other record between them does not (section 2.2.4; Google
+agrees). Rules before the first ``User-agent`` belong to nobody.
+"""
+
+from __future__ import annotations
+
+from scrapy_robots.rfc9309._agents import agent_key
+from scrapy_robots.rfc9309._tokenizer import RobotsTxtHandler
+from scrapy_robots.rfc9309._values import (
+    CleanParam,
+    RequestRate,
+    VisitTime,
+    parse_clean_param,
+    parse_crawl_delay,
+    parse_request_rate,
+    parse_visit_time,
+)
+
+#: ``(line number, allow?, path pattern as written)``
+RawRule = tuple[int, bool, str]
+#: ``(line number, value as written, matching key)``; the key is ``"*"`` or a lower-cased token.
+RawAgent = tuple[int, str, str]
+
+
+class Group:
+    __slots__ = ("agents", "rules", "crawl_delay", "request_rate", "visit_time")
+
+    def __init__(self) -> None:
+        self.agents: list[RawAgent] = []
+        self.rules: list[RawRule] = []
+        self.crawl_delay: float | None = None
+        self.request_rate: RequestRate | None = None
+        self.visit_time: VisitTime | None = None
+
+
+class GroupBuilder(RobotsTxtHandler):
+    """Collects groups and the file-wide records; compiles nothing (that is lazy)."""
+
+    def __init__(self) -> None:
+        self.groups: list[Group] = []
+        self.sitemaps: list[str] = []
+        self.host: str | None = None
+        self.clean_params: list[CleanParam] = []
+        self._group: Group | None = None
+        self._rules: list[RawRule] | None = None
+        self._closed = False
+
+    def handle_user_agent(self, line: int, value: str) -> None:
+        group = self._group
+        if group is None or self._closed:
+            group = self._group = Group()
+            self.groups.append(group)
+            self._rules = group.rules
+            self._closed = False
+        group.agents.append((line, value, agent_key(value)))
+
+    def handle_allow(self, line: int, value: str) -> None:
+        rules = self._rules
+        if rules is not None:
+            rules.append((line, True, value))
+            self._closed = True
+
+    def handle_disallow(self, line: int, value: str) -> None:
+        rules = self._rules
+        if rules is not None:
+            rules.append((line, False, value))
+            self._closed = True
+
+    def handle_sitemap(self, line: int, value: str) -> None:
+        if value:
+            self.sitemaps.append(value)
+
+    def handle_host(self, line: int, value: str) -> None:
+        # Yandex: the first Host directive counts.
+        if value and self.host is None:
+            self.host = value
+
+    def handle_clean_param(self, line: int, value: str) -> None:
+        clean_param = parse_clean_param(value)
+        if clean_param is not None:
+            self.clean_params.append(clean_param)
+
+    # The first value in a group counts, as in Google's parser for Crawl-delay.
+    def handle_crawl_delay(self, line: int, value: str) -> None:
+        group = self._group
+        if group is not None and group.crawl_delay is None:
+            group.crawl_delay = parse_crawl_delay(value)
+
+    def handle_request_rate(self, line: int, value: str) -> None:
+        group = self._group
+        if group is not None and group.request_rate is None:
+            group.request_rate = parse_request_rate(value)
+
+    def handle_visit_time(self, line: int, value: str) -> None:
+        group = self._group
+        if group is not None and group.visit_time is None:
+            group.visit_time = parse_visit_time(value)

@@ -1,0 +1,202 @@
+"""The public facade: a parsed robots.txt that answers questions about it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from scrapy_robots.decoding import decode_robotstxt
+from scrapy_robots.rfc9309._agents import select_groups
+from scrapy_robots.rfc9309._groups import GroupBuilder
+from scrapy_robots.rfc9309._matcher import CompiledRules, Rule
+from scrapy_robots.rfc9309._options import DEFAULT_OPTIONS, AgentMatching, EmptyRules, Options, Precedence
+from scrapy_robots.rfc9309._tokenizer import parse_robotstxt
+from scrapy_robots.rfc9309._url import normalize, path_of
+from scrapy_robots.useragent import product_token
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from scrapy_robots.rfc9309._groups import Group
+    from scrapy_robots.rfc9309._values import CleanParam, RequestRate, VisitTime
+
+# Same grammar as _url.path_of, inlined into allowed(): a function call is a
+# measurable share of a check.
+_AUTHORITY: Final = re.compile(r"(?://)?(?:[^/?;]*://)?[^/?;]*").match
+_ROBOTS_TXT: Final = "/robots.txt"
+# A crawler asks as one or two agents; a bound keeps a caller that passes a
+# new string every time from growing the caches without limit.
+_CACHE_MAX: Final = 256
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why :meth:`RobotsTxt.explain` allows or disallows a URL."""
+
+    #: The verdict, always the same as :meth:`RobotsTxt.allowed`'s.
+    allowed: bool
+    #: The path that was matched, normalised (percent-encoding, see the docs).
+    path: str
+    #: The agent that was matched: the product token, or the full string in
+    #: ``"substring"`` agent matching.
+    user_agent: str
+    #: The ``(line, value)`` of each ``User-agent`` line that selected the
+    #: group(s) obeyed; empty when no group applies.
+    group_lines: tuple[tuple[int, str], ...]
+    #: The rule that decided, or ``None`` when none matched.
+    rule: Rule | None
+    #: One sentence saying the above.
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{'allowed' if self.allowed else 'disallowed'}: {self.reason}"
+
+
+class RobotsTxt:
+    """A parsed robots.txt.
+
+    Build one with :meth:`parse`. Queries take a ``user_agent``: a product
+    token (``FooBot``) or a full ``User-Agent`` header, reduced to its product
+    token by :func:`scrapy_robots.useragent.product_token`; ``"*"`` asks as
+    an agent that no group names.
+    """
+
+    __slots__ = ("options", "sitemaps", "host", "clean_params", "_groups", "_rules", "_selected")
+
+    def __init__(self, builder: GroupBuilder, options: Options = DEFAULT_OPTIONS):
+        self.options = options
+        #: ``Sitemap`` URLs, in file order.
+        self.sitemaps: tuple[str, ...] = tuple(builder.sitemaps)
+        #: The ``Host`` directive (Yandex), the first one, or ``None``.
+        self.host: str | None = builder.host
+        #: ``Clean-param`` directives (Yandex), in file order.
+        self.clean_params: tuple[CleanParam, ...] = tuple(builder.clean_params)
+        self._groups: tuple[Group, ...] = tuple(builder.groups)
+        self._rules: dict[str, CompiledRules] = {}
+        self._selected: dict[str, tuple[Group, ...]] = {}
+
+    @classmethod
+    def parse(
+        cls,
+        body: str | bytes,
+        *,
+        encoding: str | None = None,
+        precedence: Precedence = "longest",
+        wildcards: bool = True,
+        empty_rules: EmptyRules = "ignore",
+        agent_matching: AgentMatching = "token",
+    ) -> Self:
+        """Parse a robots.txt body; never raises on any body.
+
+        ``bytes`` are decoded with :func:`scrapy_robots.decoding.decode_robotstxt`
+        (``encoding`` is the response's charset, if known). The keyword options
+        are those of :class:`Options`; a bad value raises :class:`ValueError`.
+        """
+        options = Options(precedence, wildcards, empty_rules, agent_matching)
+        builder = GroupBuilder()
+        parse_robotstxt(decode_robotstxt(body, encoding), builder)
+        return cls(builder, options)
+
+    def allowed(self, url: str | bytes, user_agent: str = "*") -> bool:
+        """Whether ``user_agent`` may fetch ``url`` (absolute, or a path).
+
+        ``url`` should be percent-encoded as on the wire; non-ASCII characters
+        are encoded as UTF-8 first.
+        """
+        rules = self._rules.get(user_agent)
+        if rules is None:
+            rules = self._compile(user_agent)
+        if url.__class__ is not str:
+            url = url.decode("utf-8", "replace")  # type: ignore[union-attr]
+        start = _AUTHORITY(url).end()  # type: ignore[union-attr,arg-type]
+        hash_at = url.find("#")  # type: ignore[arg-type]
+        if hash_at < 0:
+            path = url[start:]
+        else:
+            path = url[start:hash_at] if hash_at >= start else ""
+        if not path or path[0] != "/":
+            path = "/" + path  # type: ignore[operator]
+        if "%" in path or not path.isascii():  # type: ignore[operator,union-attr]
+            path = normalize(path)  # type: ignore[arg-type]
+        # RFC 9309 2.2.2: /robots.txt itself is always allowed.
+        if path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"):  # type: ignore[union-attr]
+            return True
+        rule = rules.decide(path)  # type: ignore[arg-type]
+        return rule is None or rule.allow
+
+    def explain(self, url: str | bytes, user_agent: str = "*") -> Explanation:
+        """Which group and which rule decide whether ``user_agent`` may fetch ``url``."""
+        if isinstance(url, bytes):
+            url = url.decode("utf-8", "replace")
+        path = normalize(path_of(url))
+        groups = self._select(user_agent)
+        if self.options.agent_matching == "substring":
+            agent = user_agent
+            lowered = agent.lower()
+            group_lines = tuple(
+                (line, value) for g in groups for line, value, key in g.agents if key not in ("", "*") and key in lowered
+            )
+        else:
+            agent = product_token(user_agent)
+            lowered = agent.lower()
+            group_lines = tuple((line, value) for g in groups for line, value, key in g.agents if key == lowered)
+        if not group_lines:
+            group_lines = tuple((line, value) for g in groups for line, value, key in g.agents if key == "*")
+        if path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"):
+            return Explanation(True, path, agent, group_lines, None, "/robots.txt is always allowed (RFC 9309, 2.2.2)")
+        rules = self._rules.get(user_agent) or self._compile(user_agent)
+        rule = rules.decide(path)
+        if not groups:
+            reason = f"no group names {agent!r} and there is no '*' group"
+        else:
+            where = ", ".join(f"line {line} (User-agent: {value})" for line, value in group_lines)
+            if rule is None:
+                reason = f"no rule of the group at {where} matches {path}"
+            else:
+                reason = f"line {rule.line} ({rule.text}) of the group at {where} matches {path}"
+        return Explanation(rule is None or rule.allow, path, agent, group_lines, rule, reason)
+
+    def crawl_delay(self, user_agent: str = "*") -> float | None:
+        """``Crawl-delay`` in seconds for ``user_agent``, or ``None``."""
+        return next((g.crawl_delay for g in self._select(user_agent) if g.crawl_delay is not None), None)
+
+    def request_rate(self, user_agent: str = "*") -> RequestRate | None:
+        """``Request-rate`` for ``user_agent``, or ``None``."""
+        return next((g.request_rate for g in self._select(user_agent) if g.request_rate is not None), None)
+
+    def visit_time(self, user_agent: str = "*") -> VisitTime | None:
+        """``Visit-time`` for ``user_agent``, or ``None``."""
+        return next((g.visit_time for g in self._select(user_agent) if g.visit_time is not None), None)
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        """Every ``User-agent`` value in the file, as written, without duplicates."""
+        return tuple(dict.fromkeys(value for group in self._groups for _, value, _ in group.agents))
+
+    def _select(self, user_agent: str) -> tuple[Group, ...]:
+        groups = self._selected.get(user_agent)
+        if groups is None:
+            if len(self._selected) >= _CACHE_MAX:
+                self._selected.clear()
+            groups = self._selected[user_agent] = select_groups(
+                self._groups, user_agent, self.options.agent_matching
+            )
+        return groups
+
+    def _compile(self, user_agent: str) -> CompiledRules:
+        groups = self._select(user_agent)
+        # Agents that select the same groups share one compiled structure.
+        for other, other_groups in self._selected.items():
+            if other_groups == groups and other in self._rules:
+                rules = self._rules[other]
+                break
+        else:
+            # Several groups for one agent merge into one, in file order (RFC 9309 2.2.1).
+            merged = sorted(rule for group in groups for rule in group.rules)
+            rules = CompiledRules(merged, self.options)
+        if len(self._rules) >= _CACHE_MAX:
+            self._rules.clear()
+        self._rules[user_agent] = rules
+        return rules
+
