@@ -1,0 +1,102 @@
+"""Our own RFC 9309 parser (:mod:`scrapy_robots.rfc9309`): every directive, configurable."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy_robots.parsers.base import (
+    ALLOW,
+    CRAWL_DELAY,
+    HOST,
+    REQUEST_RATE,
+    SITEMAP,
+    RequestRate,
+    RobotParser,
+    default_user_agent,
+)
+from scrapy_robots.rfc9309 import AGENT_MATCHINGS, EMPTY_RULES, PRECEDENCES, Explanation, Options, RobotsTxt
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+#: Scrapy setting -> (Options field, allowed values or None for a boolean).
+SETTINGS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "ROBOTSTXT_RFC9309_PRECEDENCE": ("precedence", PRECEDENCES),
+    "ROBOTSTXT_RFC9309_WILDCARDS": ("wildcards", None),
+    "ROBOTSTXT_RFC9309_EMPTY_RULES": ("empty_rules", EMPTY_RULES),
+    "ROBOTSTXT_RFC9309_AGENT_MATCHING": ("agent_matching", AGENT_MATCHINGS),
+}
+
+
+def options_from_settings(settings: BaseSettings) -> Options:
+    """Read the ``ROBOTSTXT_RFC9309_*`` settings; a bad value raises ``ValueError``
+    naming the setting and the values it accepts."""
+    values: dict[str, Any] = {}
+    for setting, (field, choices) in SETTINGS.items():
+        if settings.get(setting) is None:
+            continue
+        if choices is None:
+            try:
+                values[field] = settings.getbool(setting)
+            except ValueError:
+                raise ValueError(
+                    f"{setting} = {settings.get(setting)!r} is not a boolean: set it to True or False"
+                ) from None
+            continue
+        value = settings.get(setting)
+        if isinstance(value, str):
+            value = value.strip().lower()
+        if value not in choices:
+            expected = " or ".join(repr(choice) for choice in choices)
+            raise ValueError(f"{setting} = {settings.get(setting)!r} is not valid: set it to {expected}")
+        values[field] = value
+    return Options(**values)
+
+
+class RFC9309Parser(RobotParser):
+    SUPPORTED = frozenset({ALLOW, CRAWL_DELAY, REQUEST_RATE, SITEMAP, HOST})
+
+    def __init__(self, robotstxt_body: bytes | str, user_agent: str = "*", options: Options | None = None):
+        super().__init__(robotstxt_body, user_agent)
+        options = options or Options()
+        self.rp = RobotsTxt.parse(
+            robotstxt_body,
+            precedence=options.precedence,
+            wildcards=options.wildcards,
+            empty_rules=options.empty_rules,
+            agent_matching=options.agent_matching,
+        )
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> Self:
+        settings = crawler.settings
+        return cls(robotstxt_body, user_agent=default_user_agent(settings), options=options_from_settings(settings))
+
+    def _agent(self, user_agent: str | bytes | None) -> str:
+        # RobotsTxt reduces a full header to its product token itself (and
+        # "substring" agent matching needs the full header).
+        agent = user_agent or self.user_agent
+        return agent.decode("latin-1") if isinstance(agent, bytes) else agent
+
+    def allowed(self, url: str | bytes, user_agent: str | bytes | None = None) -> bool:
+        return self.rp.allowed(url, self._agent(user_agent))
+
+    def explain(self, url: str | bytes, user_agent: str | bytes | None = None) -> Explanation:
+        """Which group and which line decide ``url``; see :meth:`RobotsTxt.explain`."""
+        return self.rp.explain(url, self._agent(user_agent))
+
+    def crawl_delay(self, user_agent: str | bytes | None = None) -> float | None:
+        return self.rp.crawl_delay(self._agent(user_agent))
+
+    def request_rate(self, user_agent: str | bytes | None = None) -> RequestRate | None:
+        rate = self.rp.request_rate(self._agent(user_agent))
+        return None if rate is None else RequestRate(rate.requests, rate.seconds)
+
+    def sitemaps(self) -> list[str]:
+        return list(self.rp.sitemaps)
+
+    def preferred_host(self) -> str | None:
+        return self.rp.host

@@ -1,0 +1,146 @@
+"""Differential tests against Google's own parser (google/robotstxt, via jwm.robotstxt).
+
+Random robots.txt files and URLs, seeded so that a failure reproduces. Every
+disagreement must fall into one of the deliberate RFC-over-Google classes
+listed in docs/rfc9309.rst; those cases, and only those, are skipped.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from scrapy_robots.rfc9309 import RobotsTxt
+
+googlebot = pytest.importorskip("jwm.robotstxt.googlebot")
+
+AGENT = "FooBot"
+_UNRESERVED_ESCAPE = re.compile(r"%(?:[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9]|2[Dd]|2[Ee]|5[Ff]|7[Ee])")
+
+
+def google_allowed(body: str, url: str, agent: str = AGENT) -> bool:
+    return bool(googlebot.RobotsMatcher().OneAgentAllowedByRobots(body, agent, url))
+
+
+def deliberate_disagreement(body: str, url: str) -> str | None:
+    """The documented class a case belongs to, if any (see docs/rfc9309.rst)."""
+    path = url.split("://", 1)[-1]
+    path = path[path.find("/") :] if "/" in path else "/"
+    if re.match(r"/(robots\.txt|%72obots\.txt)(\?|$|#)", path, re.IGNORECASE):
+        return "robots.txt is always allowed"
+    if not url.isascii():
+        return "non-ASCII characters in the URL"
+    if _UNRESERVED_ESCAPE.search(url) or _UNRESERVED_ESCAPE.search(body):
+        return "percent-encoded unreserved characters"
+    if re.search(r"%(?:[0-9A-Fa-f][a-f]|[a-f][0-9A-Fa-f])", url):
+        return "lower-case percent-escapes in the URL"
+    return None
+
+
+# --- the deliberate classes, each shown once --------------------------------
+
+
+def test_robots_txt_is_allowed_where_google_disallows() -> None:
+    body = "User-agent: *\nDisallow: /\n"
+    url = "https://example.com/robots.txt"
+    assert not google_allowed(body, url)
+    assert RobotsTxt.parse(body).allowed(url, AGENT)
+    assert deliberate_disagreement(body, url)
+
+
+def test_encoded_unreserved_characters_match_where_google_does_not() -> None:
+    body = "User-agent: *\nDisallow: /%7Euser\n"
+    url = "https://example.com/~user"
+    assert google_allowed(body, url)
+    assert not RobotsTxt.parse(body).allowed(url, AGENT)
+    assert deliberate_disagreement(body, url)
+
+
+def test_lower_case_escapes_in_the_url_match_where_google_does_not() -> None:
+    body = "User-agent: *\nDisallow: /a%3F\n"
+    url = "https://example.com/a%3f"
+    assert google_allowed(body, url)
+    assert not RobotsTxt.parse(body).allowed(url, AGENT)
+    assert deliberate_disagreement(body, url)
+
+
+def test_non_ascii_urls_are_encoded_where_google_does_not() -> None:
+    body = "User-agent: *\nDisallow: /caf\u00e9\n"
+    url = "https://example.com/caf\u00e9"
+    assert google_allowed(body, url)
+    assert not RobotsTxt.parse(body).allowed(url, AGENT)
+    assert deliberate_disagreement(body, url)
+
+
+# --- random files ---------------------------------------------------------------
+
+_AGENTS = ["*", "FooBot", "foobot", "FOOBOT/2.0", "Other", "foo", "FooBotter", "* extra", "*bot", "", "Foo_Bot", "-"]
+_PATH_PIECES = ["/", "a", "b", "ab", "x.html", ".php", "?", "=", "&", ";", "%2F", "%3f", "%C3%A9", "\u00e9", "-", "$", "*", "index.htm", "index.html", "/a", "/b/", "~"]
+_KEYS_RULE = ["Allow", "Disallow", "allow", "DISALLOW", "disalow", "Dissallow", "Allow ", " disallow"]
+_SEPARATORS = [": ", ":", " : ", "\t:\t", " "]
+
+
+def _pattern(rng: random.Random) -> str:
+    if rng.random() < 0.08:
+        return ""
+    start = rng.choice(["/", "/", "/", "*", ""])
+    return start + "".join(rng.choice(_PATH_PIECES) for _ in range(rng.randint(0, 4)))
+
+
+def _line(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.22:
+        key = rng.choice(["User-agent", "user-agent", "User agent", "useragent", "USER-AGENT"])
+        return f"{key}{rng.choice(_SEPARATORS[:4])}{rng.choice(_AGENTS)}"
+    if roll < 0.85:
+        value = _pattern(rng)
+        separator = rng.choice(_SEPARATORS if value and " " not in value else _SEPARATORS[:4])
+        return f"{rng.choice(_KEYS_RULE)}{separator}{value}"
+    return rng.choice(
+        [
+            "",
+            "# comment",
+            "Sitemap: https://example.com/sitemap.xml",
+            "Crawl-delay: 5",
+            "Noindex: /a",
+            "Disallow: /a # comment",
+            "garbage",
+            "Host: example.com",
+        ]
+    )
+
+
+def random_robotstxt(rng: random.Random) -> str:
+    newline = rng.choice(["\n", "\n", "\r\n", "\r"])
+    return newline.join(_line(rng) for _ in range(rng.randint(1, 14)))
+
+
+def random_url(rng: random.Random) -> str:
+    path = "/" + "".join(rng.choice(_PATH_PIECES).replace("*", "x").replace("\u00e9", "%C3%A9") for _ in range(rng.randint(0, 5)))
+    if rng.random() < 0.1:
+        path += "#" + rng.choice(["frag", "/a"])
+    return "https://example.com" + path.replace("//", "/")
+
+
+def test_random_files_agree_with_google() -> None:
+    rng = random.Random(9309)
+    compared = skipped = 0
+    failures = []
+    for _ in range(1500):
+        body = random_robotstxt(rng)
+        robots = RobotsTxt.parse(body)
+        for _ in range(4):
+            url = random_url(rng)
+            agent = rng.choice([AGENT, "Other", "foo"])
+            if deliberate_disagreement(body, url):
+                skipped += 1
+                continue
+            compared += 1
+            ours = robots.allowed(url, agent)
+            if ours != google_allowed(body, url, agent):
+                failures.append((body, url, agent, ours, robots.explain(url, agent)))
+    assert not failures, "\n\n".join(map(repr, failures[:5]))
+    # The known classes must stay a minority of the cases: they are not a blanket skip.
+    assert compared > 4 * skipped
