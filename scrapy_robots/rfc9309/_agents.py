@@ -29,7 +29,20 @@ def agent_key(value: str) -> str:
     return _TOKEN.match(value).group().lower()  # type: ignore[union-attr]  # matches "" at worst
 
 
-def select_groups(groups: Sequence[Group], user_agent: str, matching: AgentMatching) -> tuple[Group, ...]:
+def index_groups(groups: Sequence[Group]) -> dict[str, tuple[Group, ...]]:
+    """Groups by the keys of their ``User-agent`` lines, each list in file order."""
+    index: dict[str, list[Group]] = {}
+    for group in groups:
+        for _, _, key in group.agents:
+            named = index.setdefault(key, [])
+            if not named or named[-1] is not group:
+                named.append(group)
+    return {key: tuple(named) for key, named in index.items()}
+
+
+def select_groups(
+    index: dict[str, tuple[Group, ...]], user_agent: str, matching: AgentMatching
+) -> tuple[Group, ...]:
     """The groups whose rules apply to ``user_agent``, in file order, to be merged.
 
     Groups that name the crawler win; otherwise the ``*`` groups; otherwise none.
@@ -37,15 +50,17 @@ def select_groups(groups: Sequence[Group], user_agent: str, matching: AgentMatch
     """
     if matching == "substring":
         haystack = user_agent.lower()
-        specific = tuple(
-            group for group in groups if any(key not in ("", GLOBAL) and key in haystack for _, _, key in group.agents)
-        )
+        named = {id(group): group for key, groups in index.items() if key not in ("", GLOBAL) and key in haystack for group in groups}
+        specific = tuple(sorted(named.values(), key=lambda group: group.agents[0][0]))
     else:
-        token = product_token(user_agent).lower()
-        if token == GLOBAL:
-            specific = ()
-        else:
-            specific = tuple(group for group in groups if any(key == token for _, _, key in group.agents))
-    if specific:
-        return specific
-    return tuple(group for group in groups if any(key == GLOBAL for _, _, key in group.agents))
+        token = _TOKENS.get(user_agent)
+        if token is None:
+            if len(_TOKENS) > 1024:
+                _TOKENS.clear()
+            token = _TOKENS[user_agent] = product_token(user_agent).lower()
+        specific = () if token == GLOBAL else index.get(token, ())
+    return specific or index.get(GLOBAL, ())
+
+
+# product_token() costs microseconds and crawlers ask as the same agent all the time.
+_TOKENS: dict[str, str] = {}

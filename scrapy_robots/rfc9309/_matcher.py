@@ -1,10 +1,16 @@
 """A group's rules compiled once into a structure that decides a path quickly.
 
-Every rule is filed under its *head*, the literal text before its first
-wildcard: a rule can only match a path that starts with its head. So the
-rules are bucketed by head, and a decision looks up ``path[:n]`` for each
-distinct head length ``n``: a few dict lookups instead of a scan of every
-rule, however many rules there are (a 20,000-rule file included).
+Most rules are plain prefixes (no ``*``, no final ``$``). Their patterns are
+kept sorted; the longest one that is a prefix of a path is found by one
+bisection and a short walk up the "is a prefix of" chain (the largest pattern
+sorted before the path either is a prefix of it, or shares with it a prefix
+that holds every pattern that is). That is O(log n) whatever the number of
+rules, a 20,000-rule file included, with no regex and no scan.
+
+The other rules (wildcards, ``$`` anchors, empty rules read as "allow all")
+are filed under their *head*, the literal text before the first wildcard: a
+rule can only match a path that starts with its head, so a decision looks up
+``path[:n]`` for each distinct head length ``n``.
 
 Each rule gets a *rank*, an integer where larger wins, which folds the
 precedence option into one comparison:
@@ -13,12 +19,12 @@ precedence option into one comparison:
   normalised pattern, RFC 9309; ``Allow`` wins ties);
 - first match: ``-line``.
 
-Buckets are sorted by rank, and each length level knows the best rank left
-in it and below, so the walk stops as soon as nothing left can win.
+The walks stop as soon as nothing left can beat the best rank found.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from scrapy_robots.rfc9309._url import normalize
@@ -54,38 +60,108 @@ _PREFIX: Final = 0  # the whole pattern is the head: it matches
 _EXACT: Final = 1  # "head$": the path must be exactly the head
 # otherwise a _Wild: (middle literals, last literal, ends with "$")
 _Wild = tuple[tuple[str, ...], str, bool]
-_Entry = tuple[int, Rule, "int | _Wild"]
+#: ``(line, allow, pattern as written)``, as the group builder records a rule.
+RawRule = tuple[int, bool, str]
+#: ``(rank, verdict, raw rule, how it matches)``
+Entry = tuple[int, bool, RawRule, "int | _Wild"]
 
-# Past this many distinct heads, one startswith(tuple) pre-check costs more
-# than the length walk it would save.
-_PRECHECK_MAX_HEADS: Final = 48
 _NO_RANK: Final = -(1 << 62)
 
 
 class CompiledRules:
     """Decides which rule of a (merged) group applies to a normalised path."""
 
-    __slots__ = ("_buckets", "_levels", "_heads")
+    __slots__ = ("_plain", "_heads", "_parents", "_chain_best", "_buckets", "_levels", "_special_cap")
 
-    def __init__(self, rules: Iterable[tuple[int, bool, str]], options: Options):
+    def __init__(self, rules: Iterable[RawRule], options: Options):
+        # Compiled lazily, once per agent, on the first question: keep this loop
+        # lean, and allocate nothing per plain rule (a dict slot aside).
         first_match = options.precedence == "first"
-        buckets: dict[str, list[_Entry]] = {}
-        for line, allow, written in rules:
-            directive = "Allow" if allow else "Disallow"
-            patterns = _patterns_of(written, allow, options)
-            if patterns and not patterns[0]:
-                allow = True  # an empty rule read as "allow everything"
-            rule = Rule(line, allow, written, directive)
-            for pattern in patterns:
-                head, how = _compile(pattern, options.wildcards)
-                rank = -rule.line if first_match else 2 * len(pattern) + rule.allow
-                buckets.setdefault(head, []).append((rank, rule, how))
+        wildcards = options.wildcards
+        allow_all = options.empty_rules == "allow-all"
+        plain: dict[str, RawRule] = {}
+        buckets: dict[str, list[Entry]] = {}
+        for raw in rules:
+            pattern = raw[2]
+            if "%" in pattern or not pattern.isascii():
+                pattern = normalize(pattern)
+            verdict = raw[1]
+            if not pattern:
+                if allow_all:
+                    # The 1996/1997 reading: an empty rule allows everything.
+                    rank = -raw[0] if first_match else 1
+                    buckets.setdefault("", []).append((rank, True, raw, _PREFIX))
+                continue
+            if not wildcards or ("*" not in pattern and pattern[-1] != "$"):
+                old = plain.get(pattern)
+                # Same pattern twice: Allow wins (longest match), else the earlier line.
+                if old is None or (verdict and not old[1] and not first_match):
+                    plain[pattern] = raw
+            else:
+                head, how = _compile(pattern)
+                rank = -raw[0] if first_match else 2 * len(pattern) + verdict
+                buckets.setdefault(head, []).append((rank, verdict, raw, how))
+            if verdict and wildcards and "/index.htm" in pattern:
+                # Google: "Allow: /dir/index.html" (or .htm) also allows "/dir/".
+                slash = pattern.rfind("/")
+                if pattern.startswith("/index.htm", slash):
+                    derived = pattern[: slash + 1] + "$"
+                    head, how = _compile(derived)
+                    rank = -raw[0] if first_match else 2 * len(derived) + 1
+                    buckets.setdefault(head, []).append((rank, True, raw, how))
+        self._compile_plain(plain, first_match)
+        self._compile_special(buckets)
+
+    def _compile_plain(self, plain: dict[str, RawRule], first_match: bool) -> None:
+        self._plain = plain
+        self._heads = sorted(plain)
+        self._parents: list[int] | None = None
+        # Under longest match the longest matching prefix wins outright; under
+        # first match an ancestor (a shorter prefix) may come earlier in the file,
+        # so each pattern needs the best rank along its chain.
+        self._chain_best: list[Entry] | None = None
+        if first_match:
+            parents = self._link()
+            chain_best: list[Entry] = []
+            for index, head in enumerate(self._heads):
+                raw = plain[head]
+                parent = parents[index]
+                if parent >= 0 and chain_best[parent][0] > -raw[0]:
+                    chain_best.append(chain_best[parent])
+                else:
+                    chain_best.append((-raw[0], raw[1], raw, _PREFIX))
+            self._chain_best = chain_best
+
+    def _link(self) -> list[int]:
+        """For each pattern, the index of its longest proper prefix among the patterns, or -1.
+
+        Built on the first path that needs it: many compiled groups never do.
+        """
+        heads = self._heads
+        parents: list[int] = []
+        stack: list[int] = []
+        stack_heads: list[str] = []
+        for index, head in enumerate(heads):
+            # Sorted order visits a pattern's prefixes before it (a trie's DFS order).
+            while stack_heads and not head.startswith(stack_heads[-1]):
+                stack_heads.pop()
+                stack.pop()
+            parents.append(stack[-1] if stack else -1)
+            stack.append(index)
+            stack_heads.append(head)
+        self._parents = parents
+        return parents
+
+    def _compile_special(self, buckets: dict[str, list[Entry]]) -> None:
         best_by_length: dict[int, int] = {}
         for head, entries in buckets.items():
-            # Best rank first; among equals the earliest line, so explain() names it.
-            entries.sort(key=lambda entry: (-entry[0], entry[1].line))
+            if len(entries) > 1:
+                # Best rank first; among equals the earliest line, so explain() names it.
+                entries.sort(key=_entry_order)
             length = len(head)
-            best_by_length[length] = max(best_by_length.get(length, _NO_RANK), entries[0][0])
+            rank = entries[0][0]
+            if best_by_length.get(length, _NO_RANK) < rank:
+                best_by_length[length] = rank
         # The walk goes from the longest head down; at each length, what is left
         # to find is among heads of that length or shorter, so each level
         # carries the best rank there.
@@ -97,18 +173,33 @@ class CompiledRules:
         levels.reverse()
         self._buckets = buckets
         self._levels = tuple(levels)
-        heads = tuple(buckets)
-        self._heads = heads if 0 < len(heads) <= _PRECHECK_MAX_HEADS and "" not in buckets else None
+        self._special_cap = running
 
-    def decide(self, path: str) -> Rule | None:
-        """The rule that decides ``path``, or ``None`` if no rule matches."""
+    def decide(self, path: str) -> Entry | None:
+        """The entry of the rule that decides ``path``, or ``None`` if no rule matches."""
+        best: Entry | None = None
+        best_rank = _NO_RANK
         heads = self._heads
-        if heads is not None and not path.startswith(heads):
-            return None
+        if heads:
+            index = bisect_right(heads, path) - 1
+            if index >= 0 and not path.startswith(heads[index]):
+                parents = self._parents or self._link()
+                index = parents[index]
+                while index >= 0 and not path.startswith(heads[index]):
+                    index = parents[index]
+            if index >= 0:
+                if self._chain_best is None:
+                    head = heads[index]
+                    raw = self._plain[head]
+                    best_rank = 2 * len(head) + raw[1]
+                    best = (best_rank, raw[1], raw, _PREFIX)
+                else:
+                    best = self._chain_best[index]
+                    best_rank = best[0]
+        if self._special_cap <= best_rank:
+            return best
         size = len(path)
         buckets = self._buckets
-        best: Rule | None = None
-        best_rank = _NO_RANK
         for length, cap in self._levels:
             if cap <= best_rank:
                 break
@@ -117,38 +208,43 @@ class CompiledRules:
             entries = buckets.get(path[:length])
             if entries is None:
                 continue
-            for rank, rule, how in entries:
-                if rank <= best_rank:
+            for entry in entries:
+                if entry[0] <= best_rank:
                     break
-                if how is _PREFIX or (how is _EXACT and size == length) or (how.__class__ is tuple and _wild_match(path, length, how)):  # type: ignore[arg-type]
-                    best_rank = rank
-                    best = rule
+                how = entry[3]
+                if how is _PREFIX:
+                    matched = True
+                elif how is _EXACT:
+                    matched = size == length
+                else:
+                    middle, last, dollar = how  # type: ignore[misc]
+                    if middle:
+                        matched = _wild_match(path, length, how)  # type: ignore[arg-type]
+                    elif dollar:  # "head*last$", inlined: the common shape
+                        matched = size - len(last) >= length and path.endswith(last)
+                    else:  # "head*last"
+                        matched = path.find(last, length) >= 0
+                if matched:
+                    best_rank = entry[0]
+                    best = entry
                     break
         return best
 
     def __len__(self) -> int:
-        return sum(len(entries) for entries in self._buckets.values())
+        return len(self._heads) + sum(len(entries) for entries in self._buckets.values())
 
 
-def _patterns_of(written: str, allow: bool, options: Options) -> list[str]:
-    """The normalised patterns a rule stands for: usually one, none if it is ignored."""
-    pattern = normalize(written)
-    if not pattern:
-        if options.empty_rules == "allow-all":
-            # The 1996/1997 reading: "Disallow:" (and "Allow:") allow every URL.
-            return [""]
-        return []
-    if allow and options.wildcards:
-        # Google: "Allow: /dir/index.html" (or .htm) also allows "/dir/".
-        slash = pattern.rfind("/")
-        if slash >= 0 and pattern.startswith("/index.htm", slash):
-            return [pattern, pattern[: slash + 1] + "$"]
-    return [pattern]
+def rule_of(entry: Entry) -> Rule:
+    """The public :class:`Rule` for a decided entry."""
+    line, allow, pattern = entry[2]
+    return Rule(line, entry[1], pattern, "Allow" if allow else "Disallow")
 
 
-def _compile(pattern: str, wildcards: bool) -> tuple[str, int | _Wild]:
-    if not wildcards:
-        return pattern, _PREFIX
+def _entry_order(entry: Entry) -> tuple[int, int]:
+    return (-entry[0], entry[2][0])
+
+
+def _compile(pattern: str) -> tuple[str, int | _Wild]:
     star = pattern.find("*")
     if star < 0:
         if pattern.endswith("$"):

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from scrapy_robots.decoding import decode_robotstxt
-from scrapy_robots.rfc9309._agents import select_groups
+from scrapy_robots.rfc9309._agents import index_groups, select_groups
 from scrapy_robots.rfc9309._groups import GroupBuilder
-from scrapy_robots.rfc9309._matcher import CompiledRules, Rule
+from scrapy_robots.rfc9309._matcher import CompiledRules, Rule, rule_of
 from scrapy_robots.rfc9309._options import DEFAULT_OPTIONS, AgentMatching, EmptyRules, Options, Precedence
 from scrapy_robots.rfc9309._tokenizer import parse_robotstxt
 from scrapy_robots.rfc9309._url import normalize, path_of
@@ -62,7 +62,7 @@ class RobotsTxt:
     an agent that no group names.
     """
 
-    __slots__ = ("options", "sitemaps", "host", "clean_params", "_groups", "_rules", "_selected")
+    __slots__ = ("options", "sitemaps", "host", "clean_params", "_groups", "_index", "_rules", "_selected")
 
     def __init__(self, builder: GroupBuilder, options: Options = DEFAULT_OPTIONS):
         self.options = options
@@ -73,6 +73,7 @@ class RobotsTxt:
         #: ``Clean-param`` directives (Yandex), in file order.
         self.clean_params: tuple[CleanParam, ...] = tuple(builder.clean_params)
         self._groups: tuple[Group, ...] = tuple(builder.groups)
+        self._index: dict[str, tuple[Group, ...]] | None = None
         self._rules: dict[str, CompiledRules] = {}
         self._selected: dict[str, tuple[Group, ...]] = {}
 
@@ -122,8 +123,8 @@ class RobotsTxt:
         # RFC 9309 2.2.2: /robots.txt itself is always allowed.
         if path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"):  # type: ignore[union-attr]
             return True
-        rule = rules.decide(path)  # type: ignore[arg-type]
-        return rule is None or rule.allow
+        entry = rules.decide(path)  # type: ignore[arg-type]
+        return entry is None or entry[1]
 
     def explain(self, url: str | bytes, user_agent: str = "*") -> Explanation:
         """Which group and which rule decide whether ``user_agent`` may fetch ``url``."""
@@ -146,7 +147,8 @@ class RobotsTxt:
         if path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"):
             return Explanation(True, path, agent, group_lines, None, "/robots.txt is always allowed (RFC 9309, 2.2.2)")
         rules = self._rules.get(user_agent) or self._compile(user_agent)
-        rule = rules.decide(path)
+        entry = rules.decide(path)
+        rule = None if entry is None else rule_of(entry)
         if not groups:
             reason = f"no group names {agent!r} and there is no '*' group"
         else:
@@ -179,9 +181,9 @@ class RobotsTxt:
         if groups is None:
             if len(self._selected) >= _CACHE_MAX:
                 self._selected.clear()
-            groups = self._selected[user_agent] = select_groups(
-                self._groups, user_agent, self.options.agent_matching
-            )
+            if self._index is None:
+                self._index = index_groups(self._groups)
+            groups = self._selected[user_agent] = select_groups(self._index, user_agent, self.options.agent_matching)
         return groups
 
     def _compile(self, user_agent: str) -> CompiledRules:
@@ -193,7 +195,10 @@ class RobotsTxt:
                 break
         else:
             # Several groups for one agent merge into one, in file order (RFC 9309 2.2.1).
-            merged = sorted(rule for group in groups for rule in group.rules)
+            if len(groups) == 1:
+                merged = groups[0].rules
+            else:
+                merged = sorted(rule for group in groups for rule in group.rules)
             rules = CompiledRules(merged, self.options)
         if len(self._rules) >= _CACHE_MAX:
             self._rules.clear()
