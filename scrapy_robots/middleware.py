@@ -193,6 +193,10 @@ class RobotsTxtMiddleware:
             name = type(exc).__name__
             self.stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
             action, status, error = policy.action_for_failure(), None, f"{name}: {exc}" if str(exc) else name
+            if isinstance(exc, IgnoreRequest) and "max redirections" in str(exc):
+                # Scrapy's RedirectMiddleware gave up (REDIRECT_MAX_TIMES): RFC 9309
+                # 2.3.1.2 treats an endless redirect like the 3xx it is.
+                action = policy.action_for_redirect_loop()
         else:
             self.stats.inc_value("robotstxt/response_count")
             self.stats.inc_value(f"robotstxt/response_status_count/{response.status}")

@@ -83,6 +83,10 @@ class StatusPolicy:
         # A status outside every listed class (600+, say) is no usable answer.
         return rule or self.rules.get(NETWORK, Action.UNREACHABLE)
 
+    def action_for_redirect_loop(self) -> Action:
+        """Redirects beyond ``REDIRECT_MAX_TIMES``: the ``"3xx"`` row."""
+        return self.rules.get("3xx") or self.action_for_failure()
+
     def action_for_failure(self) -> Action:
         return self.rules.get(NETWORK, Action.UNREACHABLE)
 

@@ -61,3 +61,11 @@ async def crawl(urls: list[str], spider_cls: type[Spider] = RecordingSpider, **s
 
 def stat(crawler, key: str, default: Any = 0) -> Any:
     return crawler.stats.get_value(key, default)
+
+
+def robots_middleware(crawler):
+    """The RobotsTxtMiddleware instance of a crawler."""
+    from scrapy_robots import RobotsTxtMiddleware
+
+    [mw] = [m for m in crawler.engine.downloader.middleware.middlewares if isinstance(m, RobotsTxtMiddleware)]
+    return mw

@@ -1,0 +1,138 @@
+"""Fetching robots.txt: once per site, every waiter served, redirects, size cap, hostile servers."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import pytest_twisted
+
+from crawling import crawl, stat
+from servers import body, drip, gzip_bomb, hang, redirect
+
+ROBOTS = "User-agent: *\nDisallow: /private\n"
+STOCK = {"scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 100}
+
+
+@pytest.mark.parametrize(
+    "middlewares",
+    [
+        pytest.param(None, id="ours"),
+        pytest.param(
+            STOCK,
+            id="stock",
+            marks=pytest.mark.xfail(
+                strict=True, reason="Scrapy's stock middleware lets waiters other than the first through"
+            ),
+        ),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_every_waiting_request_gets_the_verdict(serve, middlewares):
+    site = serve(body(ROBOTS))
+    urls = [f"{site.url}/private/{i}" for i in range(50)]
+    settings = {"DOWNLOADER_MIDDLEWARES": middlewares} if middlewares else {}
+    crawler = await crawl(urls, **settings)
+    assert site.robots_hits() == 1
+    assert crawler.spider.downloaded == []
+    assert [p for p in site.paths() if p.startswith("/private")] == []
+    assert len(crawler.spider.ignored) == 50
+
+
+@pytest_twisted.ensureDeferred
+async def test_one_fetch_per_site_scheme_host_port(serve):
+    a = serve(body(ROBOTS))
+    b = serve(body("User-agent: *\nDisallow: /\n"))
+    urls = [f"{a.url}/p{i}" for i in range(10)] + [f"{b.url}/p{i}" for i in range(10)]
+    crawler = await crawl(urls)
+    assert (a.robots_hits(), b.robots_hits()) == (1, 1)
+    assert len(crawler.spider.downloaded) == 10
+    assert len(crawler.spider.ignored) == 10
+
+
+@pytest_twisted.ensureDeferred
+async def test_redirect_chain_rules_apply_to_the_site_asked(serve):
+    target = serve(body("User-agent: *\nDisallow: /private\n"))
+    hops = [serve(redirect(f"{target.url}/robots.txt"))]
+    for _ in range(4):  # 5 redirects in all, RFC 9309's minimum
+        hops.append(serve(redirect(f"{hops[-1].url}/robots.txt", status=302)))
+    origin = hops[-1]
+    crawler = await crawl([f"{origin.url}/public", f"{origin.url}/private"])
+    assert crawler.spider.downloaded == [f"{origin.url}/public"]
+    assert crawler.spider.ignored == {f"{origin.url}/private": "Forbidden by robots.txt"}
+    assert target.robots_hits() == 1
+    # Cached under the site that was asked: the target's own pages were never requested.
+    assert target.page_hits() == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_redirect_loop_ends_as_unavailable(serve):
+    loop = serve(None)
+    loop.robots = redirect("/robots.txt")  # to itself, forever
+    crawler = await crawl([f"{loop.url}/a"], REDIRECT_MAX_TIMES=5)
+    # Scrapy gives up after REDIRECT_MAX_TIMES: no rules were found; the request is
+    # decided (by the 3xx row of the policy) instead of hanging or crashing.
+    assert loop.robots_hits() == 6
+    assert crawler.spider.downloaded == [f"{loop.url}/a"]
+    assert stat(crawler, "robotstxt/policy/allow") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_large_robots_parsed_up_to_maxsize(serve):
+    rule = b"Disallow: /private\n"
+    filler = b"# " + b"x" * 1000 + b"\n"
+    big = b"User-agent: *\n" + rule + filler * 20_000 + b"Disallow: /late\n"  # ~20 MB
+    site = serve(body(big))
+    crawler = await crawl(
+        [f"{site.url}/public", f"{site.url}/private", f"{site.url}/late"], ROBOTSTXT_MAXSIZE=100_000
+    )
+    spider = crawler.spider
+    # Rules before the cap count; the rule after it was never read.
+    assert sorted(spider.downloaded) == [f"{site.url}/late", f"{site.url}/public"]
+    assert spider.ignored == {f"{site.url}/private": "Forbidden by robots.txt"}
+    assert stat(crawler, "robotstxt/truncated") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_gzip_bomb_is_not_inflated(serve):
+    site = serve(gzip_bomb(200 * 1024 * 1024))
+    crawler = await crawl([f"{site.url}/a"], ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0)
+    # Decompression stops at the bound; the fetch fails and the site is "unreachable".
+    assert crawler.spider.downloaded == []
+    assert "robots.txt unreachable" in crawler.spider.ignored[f"{site.url}/a"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_hanging_robots_bounded_by_timeout(serve):
+    site = serve(hang())
+    start = time.monotonic()
+    crawler = await crawl([f"{site.url}/a"], ROBOTSTXT_TIMEOUT=1, ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0)
+    assert time.monotonic() - start < 8
+    assert "robots.txt unreachable" in crawler.spider.ignored[f"{site.url}/a"]
+    assert "TimeoutError" in crawler.spider.ignored[f"{site.url}/a"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_dripping_robots_bounded_by_timeout(serve):
+    site = serve(drip(b"User-agent: *\nDisallow: /\n" * 100, interval=0.05))
+    start = time.monotonic()
+    crawler = await crawl([f"{site.url}/a"], ROBOTSTXT_TIMEOUT=1, ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0)
+    assert time.monotonic() - start < 8
+    assert crawler.spider.downloaded == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_slow_site_does_not_stall_a_healthy_one(serve):
+    slow = serve(hang())
+    healthy = serve(body(ROBOTS))
+    urls = [f"{slow.url}/s{i}" for i in range(20)] + [f"{healthy.url}/h{i}" for i in range(30)]
+    start = time.monotonic()
+    crawler = await crawl(
+        urls, CONCURRENT_REQUESTS=4, ROBOTSTXT_TIMEOUT=4, ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0
+    )
+    healthy_done = max(hit.at for hit in healthy.page_hits())
+    # Twenty requests wait for the slow site's robots.txt, yet all 30 healthy pages
+    # are fetched long before that robots.txt times out.
+    assert len(healthy.page_hits()) == 30
+    assert healthy_done - start < 3
+    assert len(crawler.spider.ignored) == 20
