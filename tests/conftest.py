@@ -31,7 +31,7 @@ def corpus_files() -> list[Path]:
     return sorted(p for p in CORPUS_DIR.iterdir() if p.is_file())
 
 
-BACKENDS = ["protego", "python", "rerp", "reppy"]
+BACKENDS = ["rfc9309", "protego", "python", "rerp", "reppy"]
 
 
 def backend_class(name: str) -> type:

@@ -20,7 +20,6 @@ BASE_SETTINGS: dict[str, Any] = {
     "TELNETCONSOLE_ENABLED": False,
     "LOG_LEVEL": "INFO",
     "DOWNLOAD_TIMEOUT": 10,
-    "ROBOTSTXT_PARSER": "scrapy_robots.parsers.ProtegoParser",  # TEMP until RFC9309Parser lands
 }
 
 

@@ -73,6 +73,7 @@ UNSUPPORTED = "unsupported"
 # What each backend answers for the same file; UNSUPPORTED means it raised
 # DirectiveNotSupported (it cannot read the directive), None that the file lacks it.
 DIRECTIVES = {
+    "rfc9309": {"delay_foo": 2.5, "delay_other": 9.0, "rate": (1, 5.0), "host": "example.com"},
     "protego": {"delay_foo": 2.5, "delay_other": 9.0, "rate": (1, 5.0), "host": "example.com"},
     # urllib reads only whole-number Crawl-delay values.
     "python": {"delay_foo": None, "delay_other": 9.0, "rate": (1, 5.0), "host": UNSUPPORTED},
