@@ -7,7 +7,7 @@ INSTALLED := $(VENV)/.installed
 REPPY := $(VENV)/.reppy
 REPPY_VERSION := 0.4.14
 
-.PHONY: install reppy docs test typecheck bench clean
+.PHONY: install reppy docs test typecheck bench clean demo
 
 install: $(INSTALLED)
 
@@ -48,3 +48,9 @@ bench: $(INSTALLED) $(REPPY)
 
 clean:
 	rm -rf $(VENV) docs/_build build *.egg-info
+
+# The main job: a real `scrapy crawl` of the example project against local demo sites.
+demo: $(INSTALLED)
+	@$(PY) examples/demo_site.py & pid=$$!; \
+	trap "kill $$pid 2>/dev/null" EXIT; sleep 1; \
+	cd examples && PYTHONPATH=. ../$(VENV)/bin/scrapy crawl tour
