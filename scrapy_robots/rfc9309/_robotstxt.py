@@ -110,20 +110,20 @@ class RobotsTxt:
             rules = self._compile(user_agent)
         if url.__class__ is not str:
             url = url.decode("utf-8", "replace")  # type: ignore[union-attr]
-        start = _AUTHORITY(url).end()  # type: ignore[union-attr,arg-type]
-        hash_at = url.find("#")  # type: ignore[arg-type]
+        start = _AUTHORITY(url).end()  # type: ignore[union-attr]  # matches "" at worst
+        hash_at = url.find("#")
         if hash_at < 0:
             path = url[start:]
         else:
             path = url[start:hash_at] if hash_at >= start else ""
         if not path or path[0] != "/":
-            path = "/" + path  # type: ignore[operator]
-        if "%" in path or not path.isascii():  # type: ignore[operator,union-attr]
-            path = normalize(path)  # type: ignore[arg-type]
+            path = "/" + path
+        if "%" in path or not path.isascii():
+            path = normalize(path)
         # RFC 9309 2.2.2: /robots.txt itself is always allowed.
-        if path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"):  # type: ignore[union-attr]
+        if path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"):
             return True
-        entry = rules.decide(path)  # type: ignore[arg-type]
+        entry = rules.decide(path)
         return entry is None or entry[1]
 
     def explain(self, url: str | bytes, user_agent: str = "*") -> Explanation:

@@ -177,7 +177,7 @@ def parse_robotstxt(text: str, handler: RobotsTxtHandler) -> None:
             method = dispatch[directive] if directive else stripped
             known[key] = method
         if method.__class__ is str:
-            unknown(number, method, value.strip(ws))  # type: ignore[arg-type]
+            unknown(number, method, value.strip(ws))
         else:
             method(number, value.strip(ws))  # type: ignore[operator]
     handler.handle_end()
