@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from scrapy_robots.policy import Action
 
 if TYPE_CHECKING:
+    from scrapy_robots.delay import SiteDelay
     from scrapy_robots.parsers import RobotParser
 
 
@@ -36,6 +37,7 @@ class RobotsEntry:
     error: str | None = None  #: the network error, for "unreachable"
     failures: int = 0  #: consecutive unreachable outcomes
     unreachable_since: float | None = None
+    delay: SiteDelay | None = None  #: Crawl-delay / Request-rate, when the file sets one
     parser: RobotParser | None = field(default=None, repr=False, compare=False)
 
     def fresh(self, now: float) -> bool:

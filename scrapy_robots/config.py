@@ -36,6 +36,9 @@ class RobotsConfig:
     storage_class: Any
     excluded_domains: tuple[str, ...]
     max_waiting: int
+    crawl_delay: bool
+    max_crawl_delay: float
+    crawl_delay_exceeded: str
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsConfig:
@@ -57,6 +60,9 @@ class RobotsConfig:
             storage_class=_load(settings, "ROBOTSTXT_CACHE_STORAGE", DEFAULT_STORAGE),
             excluded_domains=_domains(settings.getlist("ROBOTSTXT_EXCLUDED_DOMAINS")),
             max_waiting=_number(settings, "ROBOTSTXT_MAX_WAITING", 10_000, int, minimum=0),
+            crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY", True),
+            max_crawl_delay=_number(settings, "ROBOTSTXT_MAX_CRAWL_DELAY", 60.0, float, minimum=0),
+            crawl_delay_exceeded=_choice(settings, "ROBOTSTXT_CRAWL_DELAY_EXCEEDED", ("clamp", "skip")),
         )
 
 
@@ -95,6 +101,13 @@ def _number(settings: BaseSettings, name: str, default: Any, kind: type, minimum
         raise ValueError(f"{name} must be a number, not {raw!r}") from None
     if isinstance(value, float) and not math.isfinite(value) or value < minimum:
         raise ValueError(f"{name} must be a finite number >= {minimum}, not {raw!r}")
+    return value
+
+
+def _choice(settings: BaseSettings, name: str, choices: tuple[str, ...]) -> str:
+    value = str(settings.get(name) or choices[0]).strip().lower()
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, not {settings.get(name)!r}")
     return value
 
 

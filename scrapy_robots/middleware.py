@@ -1,6 +1,6 @@
 """RobotsTxtMiddleware: a request in, a verdict out.
 
-request -> (cache hit | single fetch) -> status policy -> parser -> verdict
+request -> (cache hit | single fetch) -> status policy -> parser -> verdict + delay -> slot
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from twisted.internet.task import deferLater
 from scrapy_robots.cache import RobotsCache, RobotsEntry, lifetime_from_headers
 from scrapy_robots.config import RobotsConfig
 from scrapy_robots.decoding import normalize_robotstxt
+from scrapy_robots.delay import read_site_delay
 from scrapy_robots.fetch import FetchResult, RobotsFetcher, SingleFlight, site_of
 from scrapy_robots.parsers import RobotParser, as_robot_parser
 from scrapy_robots.policy import Action
-from scrapy_robots.slots import concurrency_released
+from scrapy_robots.slots import SlotPacer, concurrency_released
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -54,6 +55,8 @@ class RobotsTxtMiddleware:
         self.cache = RobotsCache(storage)
         self.fetcher = RobotsFetcher(crawler, config)
         self.flights = SingleFlight()
+        self.pacer = SlotPacer(crawler)
+        self.paced_sites = False
         self.waiting = 0
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
 
@@ -80,6 +83,25 @@ class RobotsTxtMiddleware:
             self._ignore(request, "robotstxt/denied/excluded", f"{FORBIDDEN}: excluded domain (ROBOTSTXT_EXCLUDED_DOMAINS)")
         entry = await self._entry_for(site, request)
         self._apply(entry, request)
+        self._pace(entry, request)
+
+    def _pace(self, entry: RobotsEntry, request: Request) -> None:
+        if not self.config.crawl_delay:
+            return
+        try:
+            if entry.delay is not None:
+                self.paced_sites = True
+                self.pacer.apply_crawl_delay(request, entry.delay.applied)
+            elif self.paced_sites:
+                # The site's robots.txt may have dropped its Crawl-delay since.
+                self.pacer.apply_crawl_delay(request, None)
+        except Exception:
+            # Scrapy's downloader changed under us (see slots.py): say so loudly, but
+            # do not turn a pacing failure into a lost request.
+            logger.exception(
+                "Could not set the download delay of %(site)s", {"site": entry.site}, extra={"spider": self.crawler.spider}
+            )
+            self.stats.inc_value("robotstxt/crawl_delay/error")
 
     # -- the verdict -----------------------------------------------------------
 
@@ -98,6 +120,13 @@ class RobotsTxtMiddleware:
                 f"after {entry.failures} attempt(s)",
             )
         assert entry.parser is not None
+        if entry.delay is not None and entry.delay.skip and self.config.crawl_delay:
+            self._ignore(
+                request,
+                "robotstxt/denied/crawl_delay",
+                f"{FORBIDDEN}: Crawl-delay {entry.delay.asked:g}s exceeds ROBOTSTXT_MAX_CRAWL_DELAY "
+                f"({self.config.max_crawl_delay:g}s)",
+            )
         if urlparse_cached(request).path == "/robots.txt":
             return  # RFC 9309 2.2.2: /robots.txt itself is always allowed
         try:
@@ -216,7 +245,34 @@ class RobotsTxtMiddleware:
             entry.parser = await self._parse(body, response)
             if entry.parser is None:
                 entry.action = Action.ALLOW
+            elif self.config.crawl_delay:
+                entry.delay = self._site_delay(entry)
         return entry
+
+    def _site_delay(self, entry: RobotsEntry) -> Any:
+        assert entry.parser is not None
+        delay = read_site_delay(
+            entry.parser,
+            self.config.user_agent or self.config.default_user_agent,
+            self.config.max_crawl_delay,
+            self.config.crawl_delay_exceeded,
+        )
+        if delay is None:
+            return None
+        self.stats.inc_value("robotstxt/crawl_delay/sites")
+        self.stats.max_value("robotstxt/crawl_delay/max", delay.applied)
+        if delay.clamped or delay.skip:
+            self.stats.inc_value(f"robotstxt/crawl_delay/{'clamped' if delay.clamped else 'skipped'}")
+            logger.warning(
+                "robots.txt for %(site)s asks a delay of %(asked)gs, above ROBOTSTXT_MAX_CRAWL_DELAY "
+                "(%(max)gs): %(what)s",
+                {
+                    "site": entry.site, "asked": delay.asked, "max": self.config.max_crawl_delay,
+                    "what": "clamped to the maximum" if delay.clamped else "the site is skipped",
+                },
+                extra={"spider": self.crawler.spider},
+            )
+        return delay
 
     def _unreachable(self, entry: RobotsEntry, previous: RobotsEntry | None, now: float) -> RobotsEntry:
         stale = previous is not None and previous.action is not Action.UNREACHABLE
@@ -233,6 +289,7 @@ class RobotsTxtMiddleware:
             # RFC 9309 2.4: a cached copy may outlive 24 hours while robots.txt is unreachable.
             assert previous is not None
             entry.action, entry.parser, entry.status = previous.action, previous.parser, previous.status
+            entry.delay = previous.delay
             self.stats.inc_value("robotstxt/cache/stale_used")
         return entry
 
@@ -259,6 +316,10 @@ class RobotsTxtMiddleware:
         details = ""
         if entry.action is Action.PARSE:
             details = f", {entry.size} bytes{' (truncated)' if entry.truncated else ''}, parser {self.parser_name}"
+            if entry.delay is not None:
+                details += f", crawl-delay {entry.delay.applied:g}s"
+                if entry.delay.applied != entry.delay.asked:
+                    details += f" (asked {entry.delay.asked:g}s)"
         elif entry.action is Action.UNREACHABLE or entry.failures:
             details = f", attempt {entry.failures}, next in {entry.expires_at - entry.fetched_at:.0f}s"
         redirected = f" (redirected to {result.url})" if result.url != result.requested_url else ""

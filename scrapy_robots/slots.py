@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -36,3 +36,86 @@ def concurrency_released(crawler: Crawler, request: Request) -> Iterator[None]:
     finally:
         if held:
             active.add(request)
+
+
+def _floored_slot_class(slot_class: type, floor: float) -> type:
+    """A subclass of Scrapy's ``Slot`` whose delay never drops below ``floor``.
+
+    ``Slot`` has ``__slots__``, so the floor is a class attribute (one class per
+    distinct delay) and the live slot only changes its ``__class__``: its queue,
+    timers and bookkeeping stay as Scrapy holds them.
+    """
+
+    def download_delay(self: Any) -> float:
+        # Jitter and AutoThrottle act on top of the floor: they may lengthen a gap,
+        # never shorten it below what robots.txt asked.
+        return max(floor, slot_class.download_delay(self))
+
+    return type(
+        f"Floored{slot_class.__name__}",
+        (slot_class,),
+        {"__slots__": (), "floor": floor, "download_delay": download_delay, "unfloored": slot_class},
+    )
+
+
+class SlotPacer:
+    """Sets the per-site floor of the downloader slot delay (``apply_crawl_delay``).
+
+    The floor lives in two places, so that it survives Scrapy's slot garbage collection
+    (idle slots are dropped after about a minute and recreated with default settings):
+    on the live slot, and in ``Downloader.per_slot_settings`` (``DOWNLOAD_SLOTS``), which
+    Scrapy reads when it recreates a slot.
+    """
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self._original: dict[str, dict[str, Any] | None] = {}
+        self._classes: dict[tuple[type, float], type] = {}
+
+    def user_delay(self, request: Request) -> float:
+        """The delay the user configured for this request's slot (DOWNLOAD_SLOTS, else DOWNLOAD_DELAY)."""
+        downloader = self._downloader()
+        key = downloader.get_slot_key(request)
+        settings = self._original[key] if key in self._original else downloader.per_slot_settings.get(key)
+        return float((settings or {}).get("delay", self.crawler.settings.getfloat("DOWNLOAD_DELAY")))
+
+    def apply_crawl_delay(self, request: Request, delay: float | None) -> None:
+        """Make ``delay`` the floor of the slot that will download ``request``; ``None``
+        removes a floor set before (the site's new robots.txt dropped its Crawl-delay)."""
+        downloader = self._downloader()
+        key = downloader.get_slot_key(request)
+        if delay is None:
+            if key in self._original:
+                self._restore(downloader, key)
+            return
+        floor = max(delay, self.user_delay(request))
+        if key not in self._original:
+            self._original[key] = downloader.per_slot_settings.get(key)
+        downloader.per_slot_settings[key] = {**(self._original[key] or {}), "delay": floor}
+        slot = downloader.slots.get(key)
+        if slot is None:
+            _, slot = downloader._get_slot(request)
+        if getattr(slot, "floor", None) != floor:
+            base = getattr(type(slot), "unfloored", type(slot))
+            if (base, floor) not in self._classes:
+                self._classes[(base, floor)] = _floored_slot_class(base, floor)
+            slot.__class__ = self._classes[(base, floor)]
+        if slot.delay < floor:
+            slot.delay = floor
+
+    def _restore(self, downloader: Any, key: str) -> None:
+        original = self._original.pop(key)
+        if original is None:
+            downloader.per_slot_settings.pop(key, None)
+        else:
+            downloader.per_slot_settings[key] = original
+        slot = downloader.slots.get(key)
+        if slot is not None and hasattr(type(slot), "unfloored"):
+            slot.__class__ = type(slot).unfloored
+            slot.delay = float(
+                (original or {}).get("delay", self.crawler.settings.getfloat("DOWNLOAD_DELAY"))
+            )
+
+    def _downloader(self) -> Any:
+        assert self.crawler.engine is not None
+        return self.crawler.engine.downloader

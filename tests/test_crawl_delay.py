@@ -1,0 +1,222 @@
+"""Crawl-delay and Request-rate become the site's slot delay; nothing undercuts it.
+
+Gaps are measured at the server, between the arrivals of consecutive page requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import pytest
+import pytest_twisted
+from scrapy import Request
+
+from crawling import RecordingSpider, crawl, stat
+from scrapy_robots.delay import read_site_delay
+from scrapy_robots.parsers import RFC9309Parser
+from servers import body
+
+# The server sees a request a little after Scrapy sends it; connection reuse can make
+# the second arrival quicker than the first. This is the measurement's slack, not the
+# crawl's: see docs/crawl-delay.rst.
+SLACK = 0.01
+
+
+def gaps(site) -> list[float]:
+    times = sorted(hit.at for hit in site.page_hits())
+    return [b - a for a, b in zip(times, times[1:])]
+
+
+def assert_paced(site, floor: float, pages: int) -> list[float]:
+    measured = gaps(site)
+    assert len(measured) == pages - 1, site.paths()
+    assert min(measured) >= floor - SLACK, measured
+    return measured
+
+
+def urls(site, n: int) -> list[str]:
+    return [f"{site.url}/page{i}" for i in range(n)]
+
+
+@pytest.mark.parametrize("delay", [1.0, 0.5])
+@pytest_twisted.ensureDeferred
+async def test_crawl_delay_paces_the_site(serve, delay):
+    site = serve(body(f"User-agent: *\nCrawl-delay: {delay}\n"))
+    crawler = await crawl(urls(site, 4))
+    measured = assert_paced(site, delay, 4)
+    assert max(measured) < delay * 1.5
+    assert stat(crawler, "robotstxt/crawl_delay/sites") == 1
+    assert stat(crawler, "robotstxt/crawl_delay/max") == delay
+
+
+@pytest_twisted.ensureDeferred
+async def test_request_rate(serve):
+    site = serve(body("User-agent: *\nRequest-rate: 2/1s\n"))
+    await crawl(urls(site, 4))
+    assert_paced(site, 0.5, 4)
+
+
+@pytest_twisted.ensureDeferred
+async def test_autothrottle_cannot_lower_it(serve):
+    site = serve(body("User-agent: *\nCrawl-delay: 0.5\n"))
+    await crawl(
+        urls(site, 5),
+        AUTOTHROTTLE_ENABLED=True,
+        AUTOTHROTTLE_START_DELAY=0.01,
+        AUTOTHROTTLE_MAX_DELAY=0.01,
+        AUTOTHROTTLE_TARGET_CONCURRENCY=16,
+    )
+    assert_paced(site, 0.5, 5)
+
+
+@pytest.mark.parametrize("setting", [{"DOWNLOAD_DELAY_JITTER": 0.9}, {"RANDOMIZE_DOWNLOAD_DELAY": True}])
+@pytest_twisted.ensureDeferred
+async def test_randomised_delay_only_lengthens(serve, setting):
+    site = serve(body("User-agent: *\nCrawl-delay: 0.3\n"))
+    await crawl(urls(site, 6), **setting)
+    assert_paced(site, 0.3, 6)
+
+
+@pytest_twisted.ensureDeferred
+async def test_concurrency_within_the_slot_does_not_defeat_it(serve):
+    site = serve(body("User-agent: *\nCrawl-delay: 0.4\n"))
+    await crawl(urls(site, 5), CONCURRENT_REQUESTS_PER_DOMAIN=8, CONCURRENT_REQUESTS=16)
+    assert_paced(site, 0.4, 5)
+
+
+class GarbageCollectingSpider(RecordingSpider):
+    """Crawls a batch, lets the slot be garbage-collected, then crawls another batch."""
+
+    async def start(self):
+        for url in self.urls[:2]:
+            yield Request(url, callback=self.parse, errback=self.errback, dont_filter=True)
+        downloader = self.crawler.engine.downloader
+        while len(self.downloaded) < 2:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        # What Scrapy's slot GC loop does a minute after a slot's last request.
+        downloader._slot_gc(age=0)
+        self.slots_after_gc = dict(downloader.slots)
+        for url in self.urls[2:]:
+            yield Request(url, callback=self.parse, errback=self.errback, dont_filter=True)
+
+
+@pytest_twisted.ensureDeferred
+async def test_delay_survives_slot_garbage_collection(serve):
+    site = serve(body("User-agent: *\nCrawl-delay: 0.4\n"))
+    crawler = await crawl(urls(site, 5), spider_cls=GarbageCollectingSpider)
+    assert site.host not in crawler.spider.slots_after_gc  # the slot really was collected
+    assert_paced(site, 0.4, 5)
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_sites_each_paced_on_their_own(serve):
+    slow = serve(body("User-agent: *\nCrawl-delay: 0.6\n"))
+    fast = serve(body("User-agent: *\nCrawl-delay: 0.2\n"))
+    await crawl(urls(slow, 4) + urls(fast, 8))
+    assert_paced(slow, 0.6, 4)
+    fast_gaps = assert_paced(fast, 0.2, 8)
+    # The fast site was not slowed to the slow one's pace.
+    assert sorted(fast_gaps)[len(fast_gaps) // 2] < 0.4
+
+
+@pytest_twisted.ensureDeferred
+async def test_users_larger_delay_stays_the_floor(serve):
+    site = serve(body("User-agent: *\nCrawl-delay: 0.1\n"))
+    await crawl(urls(site, 3), DOWNLOAD_DELAY=0.5, DOWNLOAD_DELAY_JITTER=0.5)
+    assert_paced(site, 0.5, 3)
+
+
+@pytest_twisted.ensureDeferred
+async def test_download_slots_delay_stays_the_floor(serve):
+    site = serve(body("User-agent: *\nCrawl-delay: 0.1\n"))
+    await crawl(urls(site, 3), DOWNLOAD_SLOTS={site.host: {"delay": 0.5, "jitter": 0.5}})
+    assert_paced(site, 0.5, 3)
+
+
+@pytest_twisted.ensureDeferred
+async def test_max_crawl_delay_clamps(serve, caplog):
+    site = serve(body("User-agent: *\nCrawl-delay: 100\n"))
+    crawler = await crawl(urls(site, 3), ROBOTSTXT_MAX_CRAWL_DELAY=0.4)
+    measured = assert_paced(site, 0.4, 3)
+    assert max(measured) < 2
+    assert stat(crawler, "robotstxt/crawl_delay/clamped") == 1
+    assert f"robots.txt for http://{site.host}:{site.port} asks a delay of 100s" in caplog.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_max_crawl_delay_skip(serve):
+    site = serve(body("User-agent: *\nCrawl-delay: 100\n"))
+    crawler = await crawl(urls(site, 3), ROBOTSTXT_MAX_CRAWL_DELAY=10, ROBOTSTXT_CRAWL_DELAY_EXCEEDED="skip")
+    assert site.page_hits() == []
+    assert set(crawler.spider.ignored.values()) == {
+        "Forbidden by robots.txt: Crawl-delay 100s exceeds ROBOTSTXT_MAX_CRAWL_DELAY (10s)"
+    }
+    assert stat(crawler, "robotstxt/denied/crawl_delay") == 3
+
+
+@pytest_twisted.ensureDeferred
+async def test_feature_off(serve):
+    site = serve(body("User-agent: *\nCrawl-delay: 1\n"))
+    crawler = await crawl(urls(site, 4), ROBOTSTXT_CRAWL_DELAY=False)
+    assert max(gaps(site)) < 0.5
+    assert stat(crawler, "robotstxt/crawl_delay/sites") == 0
+
+
+class CustomSlotSpider(RecordingSpider):
+    async def start(self):
+        for url in self.urls:
+            yield Request(url, callback=self.parse, meta={"download_slot": "my-slot"}, dont_filter=True)
+
+
+@pytest_twisted.ensureDeferred
+async def test_site_delay_applies_to_a_custom_download_slot(serve):
+    site = serve(body("User-agent: *\nCrawl-delay: 0.4\n"))
+    crawler = await crawl(urls(site, 4), spider_cls=CustomSlotSpider)
+    assert_paced(site, 0.4, 4)
+    assert crawler.engine.downloader.per_slot_settings["my-slot"]["delay"] == 0.4
+
+
+class TwoBatchSpider(RecordingSpider):
+    async def start(self):
+        for batch in (self.urls[:3], self.urls[3:]):
+            for url in batch:
+                yield Request(url, callback=self.parse, dont_filter=True)
+            await asyncio.sleep(1.6)
+
+
+@pytest_twisted.ensureDeferred
+async def test_slot_follows_a_refetched_robots_txt(serve):
+    answers = iter(["User-agent: *\nCrawl-delay: 0.1\n", "User-agent: *\nCrawl-delay: 0.6\n"])
+    site = serve(lambda request: body(next(answers))(request))
+    await crawl(urls(site, 6), spider_cls=TwoBatchSpider, ROBOTSTXT_CACHE_TTL=1.0)
+    assert site.robots_hits() == 2
+    measured = gaps(site)
+    assert max(measured[:2]) < 0.5  # first batch: 0.1 s apart
+    assert min(measured[3:]) >= 0.6 - SLACK  # second batch: the new, longer delay
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        ("Crawl-delay: abc", None),
+        ("Crawl-delay: -1", None),
+        ("Crawl-delay: NaN", None),
+        ("Crawl-delay: inf", None),
+        ("Crawl-delay: 0", None),
+        ("Crawl-delay: 2.5", (2.5, 2.5)),
+        ("Crawl-delay: 1e308", (1e308, 60.0)),
+        ("Request-rate: 0/5", None),
+        ("Request-rate: 3/10s", (10 / 3, 10 / 3)),
+        ("Crawl-delay: 1\nRequest-rate: 1/5", (5.0, 5.0)),
+    ],
+)
+def test_invalid_values_never_crash(lines, expected):
+    parser = RFC9309Parser(f"User-agent: *\n{lines}\n".encode(), "FooBot")
+    delay = read_site_delay(parser, "FooBot", 60.0, "clamp")
+    if expected is None:
+        assert delay is None
+    else:
+        assert delay is not None
+        assert math.isclose(delay.asked, expected[0]) and math.isclose(delay.applied, expected[1])
