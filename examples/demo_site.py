@@ -8,8 +8,11 @@ that links to a few more pages of the same site.
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
+import time
+from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORT = 8731
@@ -24,6 +27,8 @@ SITES = {
     "127.0.0.14": ("redirect to the normal site", 301, "", {"Location": f"http://127.0.0.10:{PORT}/robots.txt"}),
     "127.0.0.15": ("Crawl-delay: 1", 200, "User-agent: *\nCrawl-delay: 1\nDisallow: /private/\n", {}),
 }
+# Arrival time of every page request, per site, for the demo's "smallest gap" column.
+ARRIVALS: dict[str, list[float]] = defaultdict(list)
 PAGES = ["/", "/about", "/private/secret", "/private/press-kit", "/report.pdf", "/blog/1", "/blog/2"]
 
 
@@ -31,9 +36,12 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         host = self.server.server_address[0]
         label, status, robots, headers = SITES[host]
-        if self.path == "/robots.txt":
+        if self.path == "/__arrivals__":
+            self._send(200, json.dumps(ARRIVALS[host]).encode(), "application/json")
+        elif self.path == "/robots.txt":
             self._send(status, robots.encode(), "text/plain", headers)
         else:
+            ARRIVALS[host].append(time.monotonic())
             links = "".join(f'<a href="{p}">{p}</a> ' for p in PAGES)
             self._send(200, f"<html><body><h1>{label}{self.path}</h1>{links}</body></html>".encode(), "text/html")
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from urllib.parse import urlsplit
+from urllib.request import urlopen
 
 from scrapy import Request, Spider
 from scrapy.exceptions import IgnoreRequest
@@ -37,6 +39,22 @@ class TourSpider(Spider):
         url = failure.request.url
         self.outcomes[urlsplit(url).hostname].append((urlsplit(url).path, reason))
 
+    def _print_pacing(self, host: str) -> None:
+        from scrapy_robots import RobotsTxtMiddleware
+
+        [robots] = [m for m in self.crawler.engine.downloader.middleware.middlewares if isinstance(m, RobotsTxtMiddleware)]
+        _, entry = robots.cache.lookup(f"http://{host}:{PORT}")
+        if entry is None or entry.delay is None:
+            return
+        with urlopen(f"http://{host}:{PORT}/__arrivals__", timeout=5) as answer:
+            arrivals = sorted(json.load(answer))
+        gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
+        smallest = f"{min(gaps):.3f}s" if gaps else "n/a"
+        print(
+            f"    crawl-delay asked {entry.delay.asked:g}s, applied {entry.delay.applied:g}s, "
+            f"smallest gap measured at the server {smallest} over {len(arrivals)} pages"
+        )
+
     def closed(self, reason):
         print("\n=== scrapy-robots demo: what happened on each site ===")
         for host, (label, *_rest) in SITES.items():
@@ -45,6 +63,7 @@ class TourSpider(Spider):
             print(f"\n{host}  ({label}): {fetched} fetched, {len(rows) - fetched} denied")
             for path, outcome in sorted(rows):
                 print(f"    {path:22} {outcome}")
+            self._print_pacing(host)
         stats = self.crawler.stats.get_stats()
         print("\nrobotstxt stats:")
         for key in sorted(k for k in stats if k.startswith("robotstxt/")):
