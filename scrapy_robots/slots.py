@@ -27,8 +27,8 @@ def concurrency_released(crawler: Crawler, request: Request) -> Iterator[None]:
     middleware returns, so Scrapy's own bookkeeping is unchanged.
     """
     engine = crawler.engine
-    active = getattr(getattr(engine, "downloader", None), "active", None)
-    held = active is not None and request in active
+    active: set[Request] = getattr(getattr(engine, "downloader", None), "active", set())
+    held = request in active
     if held:
         active.discard(request)
     try:
@@ -38,7 +38,7 @@ def concurrency_released(crawler: Crawler, request: Request) -> Iterator[None]:
             active.add(request)
 
 
-def _floored_slot_class(slot_class: type, floor: float) -> type:
+def _floored_slot_class(slot_class: Any, floor: float) -> type:
     """A subclass of Scrapy's ``Slot`` whose delay never drops below ``floor``.
 
     ``Slot`` has ``__slots__``, so the floor is a class attribute (one class per
