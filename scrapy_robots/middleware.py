@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -36,6 +37,16 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 FORBIDDEN = "Forbidden by robots.txt"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    allowed: bool
+    reason: str | None = None  #: the IgnoreRequest message
+    stat: str = ""  #: the stats key counting this kind of denial
+
+
+ALLOWED = Verdict(True)
 
 
 class RobotsTxtMiddleware:
@@ -78,12 +89,23 @@ class RobotsTxtMiddleware:
             return
         if request.url.startswith(("data:", "file:")):
             return
+        entry = await self.robots_for(request)
+        verdict = self.verdict(entry, request)
+        if not verdict.allowed:
+            logger.debug(
+                "%(reason)s: %(request)s", {"reason": verdict.reason, "request": request}, extra={"spider": self.crawler.spider}
+            )
+            self.stats.inc_value(verdict.stat)
+            raise IgnoreRequest(verdict.reason)
+        self._pace(entry, request)
+
+    async def robots_for(self, request: Request) -> RobotsEntry:
+        """What is known of the robots.txt of ``request``'s site: from the cache, or
+        fetched once (waiting for an unreachable site's retries, as configured)."""
         site = site_of(request)
         if self._excluded(site):
-            self._ignore(request, "robotstxt/denied/excluded", f"{FORBIDDEN}: excluded domain (ROBOTSTXT_EXCLUDED_DOMAINS)")
-        entry = await self._entry_for(site, request)
-        self._apply(entry, request)
-        self._pace(entry, request)
+            return RobotsEntry(site=site, action=Action.EXCLUDED, fetched_at=0.0, expires_at=0.0)
+        return await self._entry_for(site, request)
 
     def _pace(self, entry: RobotsEntry, request: Request) -> None:
         if not self.config.crawl_delay:
@@ -105,32 +127,35 @@ class RobotsTxtMiddleware:
 
     # -- the verdict -----------------------------------------------------------
 
-    def _apply(self, entry: RobotsEntry, request: Request) -> None:
+    def verdict(self, entry: RobotsEntry, request: Request) -> Verdict:
+        """May ``request`` be downloaded, given its site's ``entry``? Never raises."""
         if entry.action is Action.ALLOW:
-            return
+            return ALLOWED
+        if entry.action is Action.EXCLUDED:
+            return Verdict(False, f"{FORBIDDEN}: excluded domain (ROBOTSTXT_EXCLUDED_DOMAINS)", "robotstxt/denied/excluded")
         if entry.action is Action.DENY:
-            self._ignore(
-                request, "robotstxt/denied/deny_all", f"{FORBIDDEN}: deny all (robots.txt answered HTTP {entry.status})"
+            return Verdict(
+                False, f"{FORBIDDEN}: deny all (robots.txt answered HTTP {entry.status})", "robotstxt/denied/deny_all"
             )
         if entry.action is Action.UNREACHABLE:
-            self._ignore(
-                request,
-                "robotstxt/denied/unreachable",
+            return Verdict(
+                False,
                 f"{FORBIDDEN}: robots.txt unreachable ({entry.error or f'HTTP {entry.status}'}) "
                 f"after {entry.failures} attempt(s)",
+                "robotstxt/denied/unreachable",
             )
         assert entry.parser is not None
         if entry.delay is not None and entry.delay.skip and self.config.crawl_delay:
-            self._ignore(
-                request,
-                "robotstxt/denied/crawl_delay",
+            return Verdict(
+                False,
                 f"{FORBIDDEN}: Crawl-delay {entry.delay.asked:g}s exceeds ROBOTSTXT_MAX_CRAWL_DELAY "
                 f"({self.config.max_crawl_delay:g}s)",
+                "robotstxt/denied/crawl_delay",
             )
         if urlparse_cached(request).path == "/robots.txt":
-            return  # RFC 9309 2.2.2: /robots.txt itself is always allowed
+            return ALLOWED  # RFC 9309 2.2.2: /robots.txt itself is always allowed
         try:
-            allowed = entry.parser.allowed(request.url, self._user_agent(request))
+            allowed = entry.parser.allowed(request.url, self.user_agent(request))
         except Exception:
             logger.exception(
                 "%(parser)s failed on %(url)s; the request is allowed",
@@ -138,20 +163,10 @@ class RobotsTxtMiddleware:
                 extra={"spider": self.crawler.spider},
             )
             self.stats.inc_value("robotstxt/parser_error")
-            return
-        if not allowed:
-            logger.debug(
-                "Forbidden by robots.txt: %(request)s", {"request": request}, extra={"spider": self.crawler.spider}
-            )
-            self.stats.inc_value("robotstxt/forbidden")
-            raise IgnoreRequest(FORBIDDEN)
+            return ALLOWED
+        return ALLOWED if allowed else Verdict(False, FORBIDDEN, "robotstxt/forbidden")
 
-    def _ignore(self, request: Request, stat: str, reason: str) -> None:
-        logger.debug("%(reason)s: %(request)s", {"reason": reason, "request": request}, extra={"spider": self.crawler.spider})
-        self.stats.inc_value(stat)
-        raise IgnoreRequest(reason)
-
-    def _user_agent(self, request: Request) -> str | bytes:
+    def user_agent(self, request: Request) -> str | bytes:
         return self.config.user_agent or request.headers.get(b"User-Agent") or self.config.default_user_agent
 
     def _excluded(self, site: str) -> bool:

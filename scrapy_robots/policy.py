@@ -14,6 +14,7 @@ class Action(str, Enum):
     ALLOW = "allow"  #: no rules: everything is allowed
     DENY = "deny"  #: everything is denied
     UNREACHABLE = "unreachable"  #: deny for now, fetch again later (RFC 9309 2.3.1.4)
+    EXCLUDED = "excluded"  #: ROBOTSTXT_EXCLUDED_DOMAINS: never fetched (not a policy row)
 
 
 #: The key for network errors and timeouts (no HTTP status at all).
@@ -116,9 +117,12 @@ def _key(key: Any) -> int | str:
 
 def _action(key: Any, action: Any) -> Action:
     try:
-        return Action(str(action.value if isinstance(action, Action) else action).lower())
+        chosen = Action(str(action.value if isinstance(action, Action) else action).lower())
+        if chosen is Action.EXCLUDED:
+            raise ValueError
+        return chosen
     except ValueError:
         raise ValueError(
             f"ROBOTSTXT_STATUS_POLICY[{key!r}]: {action!r} is not an action; use one of "
-            f"{', '.join(a.value for a in Action)}"
+            f"{', '.join(a.value for a in Action if a is not Action.EXCLUDED)}"
         ) from None
