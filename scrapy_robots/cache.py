@@ -32,6 +32,7 @@ class RobotsEntry:
     expires_at: float
     status: int | None = None  #: final HTTP status, None for a network error
     url: str | None = None  #: the robots.txt URL after redirects
+    redirects: int = 0  #: redirects followed to reach ``url``
     size: int = 0  #: bytes parsed (after the ROBOTSTXT_MAXSIZE cap)
     truncated: bool = False
     error: str | None = None  #: the network error, for "unreachable"

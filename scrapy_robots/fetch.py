@@ -47,6 +47,7 @@ class FetchResult:
     error: BaseException | None = None
     body: bytes = b""
     truncated: bool = False
+    redirects: int = 0  #: redirects followed to reach ``url``
 
 
 class RobotsFetcher:
@@ -88,8 +89,10 @@ class RobotsFetcher:
             body = body[: self.maxsize]
             cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
             body = body[: cut + 1] if cut >= 0 else b""
+        redirects = len(response.meta.get("redirect_urls", ())) if response.request is not None else 0
         return FetchResult(
-            requested_url=request.url, url=response.url, response=response, body=body, truncated=truncated
+            requested_url=request.url, url=response.url, response=response, body=body, truncated=truncated,
+            redirects=redirects,
         )
 
     async def _download(self, request: Request) -> Response:

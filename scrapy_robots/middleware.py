@@ -248,6 +248,7 @@ class RobotsTxtMiddleware:
         entry = RobotsEntry(
             site=site, action=action, status=status, url=result.url, error=error, fetched_at=now,
             expires_at=now + self.config.cache_ttl, size=len(result.body), truncated=result.truncated,
+            redirects=result.redirects,
         )
         if action is Action.UNREACHABLE:
             return self._unreachable(entry, previous, now)

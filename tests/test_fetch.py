@@ -7,7 +7,7 @@ import time
 import pytest
 import pytest_twisted
 
-from crawling import crawl, stat
+from crawling import crawl, robots_middleware, stat
 from servers import body, drip, gzip_bomb, hang, redirect
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
@@ -61,7 +61,10 @@ async def test_redirect_chain_rules_apply_to_the_site_asked(serve):
     assert crawler.spider.downloaded == [f"{origin.url}/public"]
     assert crawler.spider.ignored == {f"{origin.url}/private": "Forbidden by robots.txt"}
     assert target.robots_hits() == 1
-    # Cached under the site that was asked: the target's own pages were never requested.
+    # Cached under the site that was asked, with the hops it took.
+    _, entry = robots_middleware(crawler).cache.lookup(f"http://{origin.host}:{origin.port}")
+    assert entry.redirects == 5
+    assert entry.url == f"{target.url}/robots.txt"
     assert target.page_hits() == []
 
 
