@@ -45,6 +45,7 @@ typecheck: $(INSTALLED)
 
 bench: $(INSTALLED) $(REPPY)
 	$(PY) bench/parsers.py
+	$(PY) bench/crawl_delay.py
 
 clean:
 	rm -rf $(VENV) docs/_build build *.egg-info
