@@ -30,6 +30,7 @@ _BACKENDS = {
     "RerpParser": "scrapy_robots.parsers.rerp",
     "ReppyParser": "scrapy_robots.parsers.reppy",
     "RFC9309Parser": "scrapy_robots.parsers.rfc9309",
+    "GoogleParser": "scrapy_robots.parsers.google",
 }
 
 __all__ = [

@@ -1,0 +1,1 @@
+"""Scrapy commands shipped by scrapy-robots (registered through the ``scrapy.commands`` entry point)."""

@@ -1,0 +1,275 @@
+"""robots.txt lint: the lines that no parser rule uses, and why.
+
+Pure Python, no Scrapy import. The linter is one more consumer of the tokenizer's
+line events (:func:`scrapy_robots.rfc9309.parse_robotstxt`): it groups lines exactly
+as the RFC 9309 parser does, by extending its group builder, and never re-parses::
+
+    from scrapy_robots.lint import lint_robotstxt
+
+    for finding in lint_robotstxt(open("robots.txt", "rb").read()):
+        print(finding)   # line 4: unknown directive 'Disalow ' ...
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Final
+
+from scrapy_robots.decoding import decode_robotstxt
+from scrapy_robots.rfc9309 import normalize, parse_robotstxt
+
+# The linter must see groups exactly as the parser builds them (a Sitemap line does
+# not close a run of User-agent lines, rules before any User-agent belong to nobody):
+# it extends the parser's own builder rather than restate those rules.
+from scrapy_robots.rfc9309._groups import GroupBuilder
+from scrapy_robots.rfc9309._values import (
+    parse_clean_param,
+    parse_crawl_delay,
+    parse_request_rate,
+    parse_visit_time,
+)
+
+#: RFC 9309 2.5: crawlers must parse at least 500 KiB; many stop right there.
+SIZE_LIMIT: Final = 500 * 1024
+
+# Finding codes, stable for scripts (``--json``).
+UNKNOWN_DIRECTIVE: Final = "unknown-directive"
+INVALID_LINE: Final = "invalid-line"
+RULE_BEFORE_USER_AGENT: Final = "rule-before-user-agent"
+RECORD_BEFORE_USER_AGENT: Final = "record-before-user-agent"
+BAD_VALUE: Final = "bad-value"
+DUPLICATE: Final = "duplicate"
+OVERRIDDEN: Final = "overridden-disallow"
+NO_LEADING_SLASH: Final = "no-leading-slash"
+EMPTY_USER_AGENT: Final = "empty-user-agent"
+RELATIVE_SITEMAP: Final = "relative-sitemap"
+TOO_LARGE: Final = "too-large"
+HTML: Final = "html"
+BINARY: Final = "binary"
+
+# What "did you mean" compares an unknown key with, as people write them.
+_DIRECTIVE_SPELLINGS: Final = {
+    "user-agent": "User-agent",
+    "allow": "Allow",
+    "disallow": "Disallow",
+    "sitemap": "Sitemap",
+    "crawl-delay": "Crawl-delay",
+    "request-rate": "Request-rate",
+    "visit-time": "Visit-time",
+    "host": "Host",
+    "clean-param": "Clean-param",
+}
+_HTML_MARKERS: Final = ("<!doctype html", "<html", "<head", "<body", "<meta", "<title")
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One line that no parser rule uses (``line`` 0: the whole file)."""
+
+    line: int
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" if self.line else "file"
+        return f"{where}: {self.message}"
+
+
+class RobotsTxtLinter(GroupBuilder):
+    """A :class:`~scrapy_robots.rfc9309.RobotsTxtHandler` that records
+    :class:`Finding` objects while the parser's groups are built."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.findings: list[Finding] = []
+
+    def _add(self, line: int, code: str, message: str) -> None:
+        self.findings.append(Finding(line, code, message))
+
+    def handle_user_agent(self, line: int, value: str) -> None:
+        if not value:
+            self._add(line, EMPTY_USER_AGENT, "User-agent with no value names no crawler")
+        super().handle_user_agent(line, value)
+
+    def handle_allow(self, line: int, value: str) -> None:
+        self._check_rule(line, "Allow", value)
+        super().handle_allow(line, value)
+
+    def handle_disallow(self, line: int, value: str) -> None:
+        self._check_rule(line, "Disallow", value)
+        super().handle_disallow(line, value)
+
+    def _check_rule(self, line: int, directive: str, value: str) -> None:
+        if self._rules is None:
+            self._add(
+                line, RULE_BEFORE_USER_AGENT,
+                f"{directive}: {value} comes before any User-agent line: it applies to no crawler",
+            )
+        elif value and value[0] not in "/*":
+            self._add(
+                line, NO_LEADING_SLASH,
+                f"{directive}: {value} does not start with '/' or '*': it matches no URL "
+                f"(did you mean {directive}: /{value}?)",
+            )
+
+    def handle_sitemap(self, line: int, value: str) -> None:
+        if not value.lower().startswith(("http://", "https://")):
+            self._add(line, RELATIVE_SITEMAP, f"Sitemap: {value} is not an absolute http(s) URL")
+        super().handle_sitemap(line, value)
+
+    def handle_crawl_delay(self, line: int, value: str) -> None:
+        if self._group_record(line, "Crawl-delay", value, self._group and self._group.crawl_delay):
+            if parse_crawl_delay(value) is None:
+                self._add(line, BAD_VALUE, f"Crawl-delay: {value} is not a number of seconds")
+        super().handle_crawl_delay(line, value)
+
+    def handle_request_rate(self, line: int, value: str) -> None:
+        if self._group_record(line, "Request-rate", value, self._group and self._group.request_rate):
+            if parse_request_rate(value) is None:
+                self._add(line, BAD_VALUE, f"Request-rate: {value} is not requests/seconds (such as 1/10s)")
+        super().handle_request_rate(line, value)
+
+    def handle_visit_time(self, line: int, value: str) -> None:
+        if self._group_record(line, "Visit-time", value, self._group and self._group.visit_time):
+            if parse_visit_time(value) is None:
+                self._add(line, BAD_VALUE, f"Visit-time: {value} is not a time range (such as 0100-0545)")
+        super().handle_visit_time(line, value)
+
+    def handle_clean_param(self, line: int, value: str) -> None:
+        if parse_clean_param(value) is None:
+            self._add(line, BAD_VALUE, f"Clean-param: {value} names no parameter")
+        super().handle_clean_param(line, value)
+
+    def _group_record(self, line: int, directive: str, value: str, earlier: object) -> bool:
+        """Whether a group record is read at all; says why not."""
+        if self._group is None:
+            self._add(
+                line, RECORD_BEFORE_USER_AGENT,
+                f"{directive}: {value} comes before any User-agent line: it applies to no crawler",
+            )
+            return False
+        if earlier is not None:
+            self._add(line, DUPLICATE, f"a second {directive} in the same group: only the first one counts")
+            return False
+        return True
+
+    def handle_unknown(self, line: int, key: str, value: str) -> None:
+        close = difflib.get_close_matches(key.lower(), _DIRECTIVE_SPELLINGS, n=1, cutoff=0.7)
+        hint = f" (did you mean {_DIRECTIVE_SPELLINGS[close[0]]}?)" if close else ""
+        self._add(line, UNKNOWN_DIRECTIVE, f"unknown directive {key!r}{hint}: no parser reads this line")
+
+    def handle_invalid(self, line: int, text: str) -> None:
+        self._add(line, INVALID_LINE, f"{_shorten(text)!r} is not a 'key: value' line")
+
+    def handle_end(self) -> None:
+        super().handle_end()
+        self._overridden_disallows()
+
+    def _overridden_disallows(self) -> None:
+        # Groups naming the same agent merge (RFC 9309 2.2.1); the longest pattern
+        # wins and Allow wins ties, so a Disallow whose pattern an Allow repeats (or
+        # extends with '*', which matches the same paths) never decides anything.
+        merged: dict[str, list[tuple[int, bool, str]]] = {}
+        for group in self.groups:
+            for _, _, key in group.agents:
+                merged.setdefault(key, []).extend(group.rules)
+        reported: set[int] = set()
+        for rules in merged.values():
+            allows: dict[str, tuple[int, str]] = {}
+            for line, allow, pattern in rules:
+                if allow and pattern:
+                    normal = normalize(pattern)
+                    stem = normal.rstrip("*")
+                    if len(normal) >= len(allows.get(stem, (0, ""))[1]):
+                        allows[stem] = (line, normal)
+            for line, allow, pattern in rules:
+                if allow or not pattern or line in reported:
+                    continue
+                normal = normalize(pattern)
+                winner = allows.get(normal.rstrip("*"))
+                if winner is not None and len(winner[1]) >= len(normal):
+                    reported.add(line)
+                    self._add(
+                        line, OVERRIDDEN,
+                        f"Disallow: {pattern} never applies: the Allow on line {winner[0]} matches the same "
+                        "paths and wins (longest match, Allow wins ties; first-match parsers such as "
+                        "urllib read it otherwise)",
+                    )
+
+
+def lint_robotstxt(
+    body: bytes | str, *, encoding: str | None = None, limit: int = SIZE_LIMIT, truncated: bool = False
+) -> list[Finding]:
+    """The findings for ``body``, in line order.
+
+    ``encoding`` is the response's charset, if known; ``limit`` the size beyond which
+    parsers may stop reading; ``truncated`` says the body is only the start of a larger
+    file (the crawl stopped reading at ``ROBOTSTXT_MAXSIZE``).
+    """
+    text = decode_robotstxt(body, encoding)
+    size = len(body) if isinstance(body, bytes) else len(text.encode("utf-8"))
+    whole_file = _not_robots_txt(text)
+    if whole_file is not None:
+        # Every line of an HTML page or a binary file would be a finding: say it once.
+        return [whole_file]
+    linter = RobotsTxtLinter()
+    parse_robotstxt(text, linter)
+    findings = linter.findings
+    lines = text.split("\n")
+    if size > limit:
+        findings.append(
+            Finding(
+                _line_at_byte(lines, limit), TOO_LARGE,
+                f"the file is {size:,} bytes: parsers may stop reading at {limit // 1024} KiB "
+                "(RFC 9309 2.5), so this line and those after it may be ignored",
+            )
+        )
+    if truncated:
+        findings.append(
+            Finding(
+                len(lines), TOO_LARGE,
+                f"the file goes on beyond the {size:,} bytes read (ROBOTSTXT_MAXSIZE): the rest is ignored",
+            )
+        )
+    return sorted(findings)
+
+
+def looks_binary(body: bytes | str) -> bool:
+    """Whether ``body`` is not text at all (an image, an archive...)."""
+    return _binary(decode_robotstxt(body) if isinstance(body, bytes) else body)
+
+
+def _binary(text: str) -> bool:
+    sample = text[:8192]
+    if "\x00" in sample:
+        return True
+    # U+FFFD is what undecodable bytes become; text has few, binary data many.
+    return bool(sample) and sample.count("\ufffd") > len(sample) // 10
+
+
+def _not_robots_txt(text: str) -> Finding | None:
+    if _binary(text):
+        return Finding(0, BINARY, "this is binary data, not a robots.txt: parsers read no rule from it")
+    head = text[:2048].lstrip().lower()
+    if head.startswith(_HTML_MARKERS) or "<html" in head:
+        line = next((n for n, part in enumerate(text.split("\n"), 1) if "<" in part), 1)
+        return Finding(
+            line, HTML,
+            "this is an HTML page, not a robots.txt (a server answering every URL with a page?): "
+            "parsers read no rule from it",
+        )
+    return None
+
+
+def _line_at_byte(lines: list[str], offset: int) -> int:
+    end = 0
+    for number, line in enumerate(lines, 1):
+        end += len(line.encode("utf-8")) + 1
+        if end > offset:
+            return number
+    return len(lines)
+
+
+def _shorten(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
