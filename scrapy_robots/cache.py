@@ -40,6 +40,8 @@ class RobotsEntry:
     unreachable_since: float | None = None
     delay: SiteDelay | None = None  #: Crawl-delay / Request-rate, when the file sets one
     parser: RobotParser | None = field(default=None, repr=False, compare=False)
+    #: the UTF-8 body, kept only until a shared storage has published it
+    body: bytes | None = field(default=None, repr=False, compare=False)
 
     def fresh(self, now: float) -> bool:
         return now < self.expires_at

@@ -20,6 +20,34 @@ DAY = 24 * 3600.0
 
 
 @dataclass(frozen=True)
+class FleetConfig:
+    """The settings of the Redis-backed fleet (``scrapy_robots.fleet``)."""
+
+    redis_url: str
+    prefix: str
+    timeout: float
+    lock_ttl: float
+    lock_wait: float
+    pacing: bool
+    pacing_margin: float
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings, fetch_timeout: float) -> FleetConfig:
+        # A fetch may follow redirects, each bounded by the fetch timeout; the lock
+        # must outlive an honest fetch, and expire soon after a crawler dies.
+        lock_ttl = _number(settings, "ROBOTSTXT_FLEET_LOCK_TTL", 2 * fetch_timeout + 10, float, minimum=1)
+        return cls(
+            redis_url=settings.get("ROBOTSTXT_REDIS_URL") or settings.get("REDIS_URL") or "redis://127.0.0.1:6379",
+            prefix=settings.get("ROBOTSTXT_REDIS_KEY_PREFIX") or f"scrapy_robots:{settings.get('BOT_NAME') or 'scrapybot'}",
+            timeout=_number(settings, "ROBOTSTXT_REDIS_TIMEOUT", 0.5, float, minimum=0.01),
+            lock_ttl=lock_ttl,
+            lock_wait=_number(settings, "ROBOTSTXT_FLEET_LOCK_WAIT", lock_ttl, float, minimum=0),
+            pacing=settings.getbool("ROBOTSTXT_FLEET_PACING", True),
+            pacing_margin=_number(settings, "ROBOTSTXT_FLEET_PACING_MARGIN", 0.01, float, minimum=0),
+        )
+
+
+@dataclass(frozen=True)
 class RobotsConfig:
     parser_class: Any
     user_agent: str | None
@@ -39,17 +67,17 @@ class RobotsConfig:
     crawl_delay: bool
     max_crawl_delay: float
     crawl_delay_exceeded: str
+    fleet: FleetConfig
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsConfig:
+        timeout = _number(settings, "ROBOTSTXT_TIMEOUT", min(settings.getfloat("DOWNLOAD_TIMEOUT", 180), 30.0), float)
         return cls(
             parser_class=_parser_class(settings),
             user_agent=settings.get("ROBOTSTXT_USER_AGENT") or None,
             default_user_agent=settings.get("USER_AGENT") or "Scrapy",
             maxsize=_number(settings, "ROBOTSTXT_MAXSIZE", 500 * 1024, int, minimum=1),
-            timeout=_number(
-                settings, "ROBOTSTXT_TIMEOUT", min(settings.getfloat("DOWNLOAD_TIMEOUT", 180), 30.0), float
-            ),
+            timeout=timeout,
             status_policy=StatusPolicy.from_setting(settings.get("ROBOTSTXT_STATUS_POLICY")),
             retry_delay=_number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_DELAY", 300.0, float, minimum=0),
             retry_max_delay=_number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY", 3600.0, float, minimum=0),
@@ -63,6 +91,7 @@ class RobotsConfig:
             crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY", True),
             max_crawl_delay=_number(settings, "ROBOTSTXT_MAX_CRAWL_DELAY", 60.0, float, minimum=0),
             crawl_delay_exceeded=_choice(settings, "ROBOTSTXT_CRAWL_DELAY_EXCEEDED", ("clamp", "skip")),
+            fleet=FleetConfig.from_settings(settings, timeout),
         )
 
 

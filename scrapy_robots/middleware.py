@@ -22,6 +22,7 @@ from scrapy_robots.cache import RobotsCache, RobotsEntry, lifetime_from_headers
 from scrapy_robots.config import RobotsConfig
 from scrapy_robots.decoding import normalize_robotstxt
 from scrapy_robots.delay import read_site_delay
+from scrapy_robots.fleet.link import FleetUnavailable
 from scrapy_robots.fetch import FetchResult, RobotsFetcher, SingleFlight, site_of
 from scrapy_robots.parsers import RobotParser, as_robot_parser
 from scrapy_robots.policy import Action
@@ -64,6 +65,9 @@ class RobotsTxtMiddleware:
         if hasattr(storage, "on_evict"):
             storage.on_evict = lambda site: self.stats.inc_value("robotstxt/cache/evicted")
         self.cache = RobotsCache(storage)
+        # A shared storage (the Redis fleet) adds fleet-wide reads, single fetch and pacing.
+        self.shared: Any = storage if getattr(storage, "shared", False) else None
+        self.fleet_pacer: Any = self.shared.pacer() if self.shared is not None and config.fleet.pacing else None
         self.fetcher = RobotsFetcher(crawler, config)
         self.flights = SingleFlight()
         self.pacer = SlotPacer(crawler)
@@ -97,7 +101,29 @@ class RobotsTxtMiddleware:
             )
             self.stats.inc_value(verdict.stat)
             raise IgnoreRequest(verdict.reason)
+        if self.fleet_pacer is not None and await self._fleet_pace(entry, request):
+            return
         self._pace(entry, request)
+
+    async def _fleet_pace(self, entry: RobotsEntry, request: Request) -> bool:
+        """Wait for the site's turn across the fleet; False when Redis cannot say
+        (the caller paces locally)."""
+        delay = entry.delay.applied if entry.delay is not None and self.config.crawl_delay else 0.0
+        try:
+            floor = max(delay, self.pacer.user_delay(request))
+            if floor <= 0:
+                return False
+            wait = await self.fleet_pacer.reserve(entry.site, floor + self.config.fleet.pacing_margin)
+        except FleetUnavailable:
+            self.stats.inc_value("robotstxt/fleet/fallback")
+            return False
+        # The fleet's reservation is the site's pace: the local slot must not add its
+        # own delay on top, which would push this start towards another crawler's.
+        self.pacer.apply_fleet_pacing(request)
+        self.stats.inc_value("robotstxt/fleet/paced")
+        if wait > 0:
+            await self._wait(request, self._sleep(wait))
+        return True
 
     async def robots_for(self, request: Request) -> RobotsEntry:
         """What is known of the robots.txt of ``request``'s site: from the cache, or
@@ -218,12 +244,46 @@ class RobotsTxtMiddleware:
             raise DontCloseSpider
 
     async def _refresh(self, site: str, previous: RobotsEntry | None) -> RobotsEntry:
+        if self.shared is None:
+            entry = await self._fetch_and_decide(site, previous)
+        else:
+            entry = await self._refresh_from_fleet(site, previous)
+        self.cache.put(entry)
+        return entry
+
+    async def _refresh_from_fleet(self, site: str, previous: RobotsEntry | None) -> RobotsEntry:
+        try:
+            # Another crawler may have fetched it already; if not, the fleet's last
+            # (expired) record carries the failure count and the last good rules.
+            entry = await self.shared.load(site, self._hydrate)
+            if entry is not None:
+                return entry
+            if previous is None:
+                previous = await self.shared.read(site, self._hydrate)
+        except FleetUnavailable:
+            self.stats.inc_value("robotstxt/fleet/fallback")
+            return await self._fetch_and_decide(site, previous)
+        return await self.shared.fetch_once(site, lambda: self._fetch_and_decide(site, previous), self._hydrate)
+
+    def _hydrate(self, entry: RobotsEntry) -> RobotsEntry | None:
+        """Rebuild what a record from the fleet cannot carry: the parser and the delay."""
+        if entry.action is not Action.PARSE:
+            return entry
+        if entry.body is None:
+            return None  # the body expired from Redis: not usable
+        entry.parser = self._build_parser(entry.body, entry.url)
+        if entry.parser is None:
+            entry.action = Action.ALLOW
+        elif self.config.crawl_delay:
+            entry.delay = self._site_delay(entry)
+        return entry
+
+    async def _fetch_and_decide(self, site: str, previous: RobotsEntry | None) -> RobotsEntry:
         if previous is not None and previous.action is Action.UNREACHABLE:
             self.stats.inc_value("robotstxt/retry")
         self.stats.inc_value("robotstxt/request_count")
         result = await self.fetcher.fetch(site)
         entry = await self._decide(site, result, previous)
-        self.cache.put(entry)
         self.stats.inc_value(f"robotstxt/policy/{entry.action.value}")
         self._log_decision(entry, result)
         return entry
@@ -258,6 +318,8 @@ class RobotsTxtMiddleware:
             if result.truncated:
                 self.stats.inc_value("robotstxt/truncated")
             body = normalize_robotstxt(result.body, response.headers.get(b"Content-Type") if response else None)
+            if self.shared is not None:
+                entry.body = body
             entry.parser = await self._parse(body, response)
             if entry.parser is None:
                 entry.action = Action.ALLOW
@@ -310,21 +372,25 @@ class RobotsTxtMiddleware:
         return entry
 
     async def _parse(self, body: bytes, response: Any) -> RobotParser | None:
+        parser = self._build_parser(body, getattr(response, "url", None))
+        robots_parsed = getattr(signals, "robots_parsed", None)  # Scrapy 2.18+
+        if parser is not None and robots_parsed is not None and response is not None:
+            await self.crawler.signals.send_catch_log_async(
+                signal=robots_parsed, robotparser=getattr(parser, "wrapped", parser), request=response.request
+            )
+        return parser
+
+    def _build_parser(self, body: bytes, url: str | None) -> RobotParser | None:
         try:
             parser = build_from_crawler(self.config.parser_class, self.crawler, body)
         except Exception:
             logger.exception(
                 "%(parser)s could not parse robots.txt from %(url)s; the site is allowed",
-                {"parser": self.parser_name, "url": getattr(response, "url", "?")},
+                {"parser": self.parser_name, "url": url or "?"},
                 extra={"spider": self.crawler.spider},
             )
             self.stats.inc_value("robotstxt/parser_error")
             return None
-        robots_parsed = getattr(signals, "robots_parsed", None)  # Scrapy 2.18+
-        if robots_parsed is not None and response is not None:
-            await self.crawler.signals.send_catch_log_async(
-                signal=robots_parsed, robotparser=parser, request=response.request
-            )
         return as_robot_parser(parser, self.config.user_agent or self.config.default_user_agent)
 
     def _log_decision(self, entry: RobotsEntry, result: FetchResult) -> None:

@@ -58,6 +58,23 @@ def _floored_slot_class(slot_class: Any, floor: float) -> type:
     )
 
 
+def _fleet_slot_class(slot_class: Any) -> type:
+    """A ``Slot`` that adds no delay of its own: the fleet's reservation paces the site."""
+
+    def download_delay(self: Any) -> float:
+        return 0.0
+
+    return type(
+        f"FleetPaced{slot_class.__name__}",
+        (slot_class,),
+        {"__slots__": (), "floor": FLEET, "download_delay": download_delay, "unfloored": slot_class},
+    )
+
+
+#: The ``floor`` of a fleet-paced slot (not a delay).
+FLEET = -1.0
+
+
 class SlotPacer:
     """Sets the per-site floor of the downloader slot delay (``apply_crawl_delay``).
 
@@ -95,13 +112,31 @@ class SlotPacer:
         slot = downloader.slots.get(key)
         if slot is None:
             _, slot = downloader._get_slot(request)
-        if getattr(slot, "floor", None) != floor:
-            base = getattr(type(slot), "unfloored", type(slot))
-            if (base, floor) not in self._classes:
-                self._classes[(base, floor)] = _floored_slot_class(base, floor)
-            slot.__class__ = self._classes[(base, floor)]
+        self._set_class(slot, floor)
         if slot.delay < floor:
             slot.delay = floor
+
+    def apply_fleet_pacing(self, request: Request) -> None:
+        """The fleet paces this request's site (scrapy_robots.fleet): its local slot
+        must start requests when the fleet says, with no delay of its own."""
+        downloader = self._downloader()
+        key = downloader.get_slot_key(request)
+        if key not in self._original:
+            self._original[key] = downloader.per_slot_settings.get(key)
+        downloader.per_slot_settings[key] = {**(self._original[key] or {}), "delay": 0.0}
+        slot = downloader.slots.get(key)
+        if slot is None:
+            _, slot = downloader._get_slot(request)
+        self._set_class(slot, FLEET)
+
+    def _set_class(self, slot: Any, floor: float) -> None:
+        if getattr(slot, "floor", None) == floor:
+            return
+        base = getattr(type(slot), "unfloored", type(slot))
+        if (base, floor) not in self._classes:
+            factory = _fleet_slot_class(base) if floor == FLEET else _floored_slot_class(base, floor)
+            self._classes[(base, floor)] = factory
+        slot.__class__ = self._classes[(base, floor)]
 
     def _restore(self, downloader: Any, key: str) -> None:
         original = self._original.pop(key)

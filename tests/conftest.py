@@ -64,3 +64,22 @@ def serve():
     yield start
     for site in started:
         site.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_server():
+    """A real redis-server on a free loopback port, for the whole session."""
+    from redis_server import RedisServer
+
+    server = RedisServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis(redis_server):
+    """The session's Redis, emptied before each test."""
+    if not redis_server.ping():
+        redis_server.start()
+    redis_server.flush()
+    return redis_server

@@ -1,0 +1,41 @@
+"""RedisPacer: a site's delay enforced across every crawler of the fleet.
+
+Each request reserves the next start time of its site in one atomic Lua script that
+reads Redis's clock (``TIME``), so the crawlers' own clocks never matter: a
+reservation is ``max(now, next free time)``, and the next free time moves one delay
+later. The crawler then waits until its reserved time, outside the downloader's
+concurrency (see :mod:`scrapy_robots.slots`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy_robots.fleet.link import RedisLink
+
+# KEYS[1]: the site's next free start time (microseconds, Redis clock)
+# ARGV[1]: the delay in microseconds
+# Returns the microseconds to wait before starting.
+RESERVE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = tonumber(ARGV[1])
+local free = tonumber(redis.call('GET', KEYS[1]) or '0')
+local start = math.max(now, free)
+local nxt = start + interval
+redis.call('SET', KEYS[1], string.format('%d', nxt), 'PX', math.floor((nxt - now) / 1000) + 60000)
+return start - now
+"""
+
+
+class RedisPacer:
+    def __init__(self, link: RedisLink, prefix: str):
+        self.link = link
+        self.prefix = prefix
+        self._script: Any = link.client.register_script(RESERVE)
+
+    async def reserve(self, site: str, delay: float) -> float:
+        """Reserve the site's next start; return the seconds to wait for it.
+        Raises :class:`~scrapy_robots.fleet.link.FleetUnavailable`."""
+        waited = await self.link.call(self._script, keys=[f"{self.prefix}:pace:{site}"], args=[int(delay * 1_000_000)])
+        return int(waited) / 1_000_000

@@ -1,0 +1,61 @@
+"""The Redis fleet storage and pacer inside one crawler process (the multi-process
+fleet tests are in test_fleet.py)."""
+
+from __future__ import annotations
+
+import pytest_twisted
+
+from crawling import crawl, stat
+from servers import body
+
+ROBOTS = "User-agent: *\nDisallow: /private\nCrawl-delay: 0.3\n"
+
+
+def fleet_settings(redis):
+    return {
+        "ROBOTSTXT_CACHE_STORAGE": "scrapy_robots.fleet.RedisRobotsStorage",
+        "ROBOTSTXT_REDIS_URL": redis.url,
+    }
+
+
+@pytest_twisted.ensureDeferred
+async def test_second_crawler_uses_the_fleet_cache(serve, redis):
+    site = serve(body(ROBOTS))
+    urls = [f"{site.url}/public", f"{site.url}/private"]
+    first = await crawl(urls, **fleet_settings(redis))
+    second = await crawl(urls, **fleet_settings(redis))
+    assert site.robots_hits() == 1
+    assert stat(first, "robotstxt/fleet/fetch") == 1
+    assert stat(second, "robotstxt/fleet/hit") == 1
+    assert stat(second, "robotstxt/request_count") == 0
+    # The second crawler parsed the shared body with its own parser: same verdicts.
+    assert second.spider.downloaded == [f"{site.url}/public"]
+    assert second.spider.ignored == {f"{site.url}/private": "Forbidden by robots.txt"}
+
+
+@pytest_twisted.ensureDeferred
+async def test_fleet_pacing_in_one_crawler(serve, redis):
+    site = serve(body(ROBOTS))
+    crawler = await crawl([f"{site.url}/p{i}" for i in range(4)], **fleet_settings(redis))
+    times = sorted(hit.at for hit in site.page_hits())
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert len(gaps) == 3 and min(gaps) >= 0.3, gaps
+    assert stat(crawler, "robotstxt/fleet/paced") == 4
+
+
+@pytest_twisted.ensureDeferred
+async def test_redis_down_falls_back_to_local(serve):
+    site = serve(body(ROBOTS))
+    from redis_server import free_port
+
+    crawler = await crawl(
+        [f"{site.url}/p{i}" for i in range(3)] + [f"{site.url}/private"],
+        ROBOTSTXT_CACHE_STORAGE="scrapy_robots.fleet.RedisRobotsStorage",
+        ROBOTSTXT_REDIS_URL=f"redis://127.0.0.1:{free_port()}/0",  # nobody listens
+    )
+    # No crash, no request lost, nothing disallowed let through, local pacing held.
+    assert len(crawler.spider.downloaded) == 3
+    assert crawler.spider.ignored == {f"{site.url}/private": "Forbidden by robots.txt"}
+    times = sorted(hit.at for hit in site.page_hits())
+    assert min(b - a for a, b in zip(times, times[1:])) >= 0.3 - 0.01
+    assert stat(crawler, "robotstxt/fleet/fallback") >= 1
