@@ -468,8 +468,10 @@ class Command(ScrapyCommand):
                 print(json.dumps(result))
             return
         for result in results:
-            if result.get("error"):
-                print(f"scrapy robots: error: {result['url']}: {result['error']}", file=sys.stderr)
+            error = result.get("error") or _unreachable(result)
+            if error:
+                where = "" if result["url"] in error else f"{result['url']}: "
+                print(f"scrapy robots: error: {where}{error}", file=sys.stderr)
         answered = [r for r in results if not r.get("error")]
         if opts.compare:
             print(format_compare(answered))
@@ -487,10 +489,18 @@ class Command(ScrapyCommand):
                     print(format_lint(where, result["lint"]))
 
 
+def _unreachable(result: dict[str, Any]) -> str | None:
+    robots = result.get("robots_txt") or {}
+    if robots.get("policy") != Action.UNREACHABLE.value:
+        return None
+    outcome = robots["error"] or f"HTTP {robots['status']}"
+    return f"{robots['url']} unreachable: {outcome}"
+
+
 def exit_status(results: list[dict[str, Any]], file_lint: list[Finding] | None = None) -> int:
     """2 on any error (an unreachable robots.txt is one), else 1 if a URL is denied
     (or, with only ``--lint``, if a line is at fault), else 0."""
-    if any(r.get("error") or r.get("robots_txt", {}).get("policy") == Action.UNREACHABLE.value for r in results):
+    if any(r.get("error") or _unreachable(r) for r in results):
         return EXIT_ERROR
     if any(not r["allowed"] for r in results):
         return EXIT_DENIED
@@ -544,8 +554,6 @@ def format_report(result: dict[str, Any], local_file: str | None = None) -> str:
         policy += f" with {result['parser']}"
     elif robots["policy"] in ("allow", "deny") and robots["status"] is not None:
         policy += f" on HTTP {robots['status']}"
-    elif robots["policy"] == "unreachable" and robots["error"]:
-        policy = f"{robots['error']}: {policy}"
     row("policy", policy)
     row("crawl delay", _delay_text(result))
     sitemaps = result["sitemaps"]
