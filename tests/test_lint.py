@@ -1,0 +1,159 @@
+"""The robots.txt linter: each fault at its line, and the linter usable on its own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from scrapy_robots.lint import (
+    BAD_VALUE,
+    BINARY,
+    DUPLICATE,
+    EMPTY_USER_AGENT,
+    HTML,
+    INVALID_LINE,
+    NO_LEADING_SLASH,
+    OVERRIDDEN,
+    RECORD_BEFORE_USER_AGENT,
+    RELATIVE_SITEMAP,
+    RULE_BEFORE_USER_AGENT,
+    TOO_LARGE,
+    UNKNOWN_DIRECTIVE,
+    Finding,
+    RobotsTxtLinter,
+    lint_robotstxt,
+)
+from scrapy_robots.rfc9309 import RobotsTxt, parse_robotstxt
+
+FAULTY = """\
+Disallow: /early
+Crawl-delay: 3
+User-agent: *
+Disallwo: /misspelt
+Crawl-delay: soon
+Crawl-delay: 4
+Crawl-delay: 5
+Request-rate: fast
+Disallow: /same
+Allow: /same
+Disallow: private
+Sitemap: /sitemap.xml
+this line is wrong
+Noindex: /x
+User-agent:
+Allow: /b*
+Disallow: /b
+Disallow: /fine
+"""
+
+EXPECTED = [
+    (1, RULE_BEFORE_USER_AGENT),
+    (2, RECORD_BEFORE_USER_AGENT),
+    (4, UNKNOWN_DIRECTIVE),
+    (5, BAD_VALUE),
+    (7, DUPLICATE),
+    (8, BAD_VALUE),
+    (9, OVERRIDDEN),
+    (11, NO_LEADING_SLASH),
+    (12, RELATIVE_SITEMAP),
+    (13, INVALID_LINE),
+    (14, UNKNOWN_DIRECTIVE),
+    (15, EMPTY_USER_AGENT),
+    (17, OVERRIDDEN),
+]
+
+
+def test_each_fault_at_its_line():
+    assert [(f.line, f.code) for f in lint_robotstxt(FAULTY)] == EXPECTED
+
+
+def test_messages_say_why():
+    by_line = {f.line: f for f in lint_robotstxt(FAULTY)}
+    assert "did you mean Disallow?" in by_line[4].message
+    assert "'Noindex'" in by_line[14].message and "did you mean" not in by_line[14].message
+    assert "Allow on line 10" in by_line[9].message
+    assert "Allow on line 16" in by_line[17].message
+    assert str(by_line[5]) == "line 5: Crawl-delay: soon is not a number of seconds"
+
+
+def test_what_the_linter_flags_is_what_the_parser_ignores():
+    # The linter's claims, checked against the parser that the middleware uses.
+    robots = RobotsTxt.parse(FAULTY)
+    assert robots.allowed("https://example.com/early", "FooBot")  # line 1 applies to nobody
+    assert robots.allowed("https://example.com/misspelt", "FooBot")  # line 4 is not read
+    assert robots.crawl_delay("FooBot") == 4.0  # line 5 unreadable, line 7 a duplicate
+    assert robots.allowed("https://example.com/same", "FooBot")  # line 9 overridden
+    assert robots.allowed("https://example.com/private", "FooBot")  # line 11 matches nothing
+    assert robots.allowed("https://example.com/b/c", "FooBot")  # line 17 overridden
+    # Line 15 opened a group for no crawler: its rules, line 18 included, bind nobody.
+    assert robots.allowed("https://example.com/fine", "FooBot")
+    assert robots.agents == ("*", "")
+
+
+def test_a_clean_file_has_no_findings():
+    body = b"User-agent: *\nDisallow: /private\nAllow: /private/open\nCrawl-delay: 2\n\nSitemap: https://e.com/s.xml\n"
+    assert lint_robotstxt(body) == []
+
+
+def test_overrides_only_within_the_agents_groups():
+    body = "User-agent: a\nAllow: /x\n\nUser-agent: b\nDisallow: /x\n\nUser-agent: a\nDisallow: /y\nAllow: /y\n"
+    # /x: a different agent's Allow changes nothing; /y: the groups of "a" merge.
+    assert [(f.line, f.code) for f in lint_robotstxt(body)] == [(8, OVERRIDDEN)]
+
+
+def test_a_longer_disallow_is_not_overridden():
+    assert lint_robotstxt("User-agent: *\nAllow: /a\nDisallow: /a/b\nDisallow: /a*\n") == []
+
+
+def test_html_page_is_one_finding():
+    findings = lint_robotstxt(b"\n<!DOCTYPE html>\n<html><head><title>Welcome</title></head></html>\n")
+    assert [(f.line, f.code) for f in findings] == [(2, HTML)]
+
+
+def test_binary_is_one_finding():
+    assert [f.code for f in lint_robotstxt(bytes(range(256)) * 4)] == [BINARY]
+
+
+def test_utf16_with_bom_is_text():
+    assert lint_robotstxt("\ufeffUser-agent: *\nDisallow: /\n".encode("utf-16-le")) == []
+
+
+def test_too_large_names_the_first_line_past_the_limit():
+    line = b"Disallow: /" + b"x" * 88 + b"\n"  # 100 bytes
+    body = b"User-agent: *\n" + line * 20
+    [finding] = lint_robotstxt(body, limit=1000)
+    assert finding.code == TOO_LARGE
+    # 14 bytes of User-agent, then lines of 100: byte 1000 falls in the 10th rule line.
+    assert finding.line == 11
+    assert "2,014 bytes" in finding.message
+
+
+def test_default_limit_is_500_kib():
+    body = b"User-agent: *\n" + b"Disallow: /x\n" * (500 * 1024 // 13 + 10)
+    assert [f.code for f in lint_robotstxt(body)] == [TOO_LARGE]
+    assert lint_robotstxt(b"User-agent: *\n" + b"Disallow: /x\n" * 1000) == []
+
+
+def test_truncated_body_says_the_rest_was_not_read():
+    [finding] = lint_robotstxt(b"User-agent: *\nDisallow: /x\n", truncated=True)
+    assert (finding.code, finding.line) == (TOO_LARGE, 3)
+
+
+def test_the_linter_is_a_handler_like_any_other():
+    linter = RobotsTxtLinter()
+    parse_robotstxt("Disallow: /x\nUser-agent: *\nAllow: /\n", linter)
+    assert linter.findings == [Finding(1, RULE_BEFORE_USER_AGENT, linter.findings[0].message)]
+    # It is the parser's own group builder underneath.
+    assert [agent[1] for group in linter.groups for agent in group.agents] == ["*"]
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "#only a comment\n", ":", "::::", "\x00", "key:", "\ufffd" * 3])
+def test_never_raises(text):
+    assert isinstance(lint_robotstxt(text), list)
+
+
+def test_does_not_import_scrapy():
+    code = "import sys, scrapy_robots.lint; assert 'scrapy' not in sys.modules, 'scrapy imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
