@@ -427,6 +427,8 @@ class Command(ScrapyCommand):
             self._crawl([checks[i] for i in pending], opts, results, pending)
         for given, result in zip(args, results):
             result["url"] = given  # a bare path given with --file stays a path
+            if "robots_txt" in result:
+                result["robots_txt"]["file"] = opts.file
         file_lint = None
         if opts.lint and opts.file and self.body is not None:
             file_lint = lint_robotstxt(self.body)
