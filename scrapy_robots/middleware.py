@@ -113,7 +113,11 @@ class RobotsTxtMiddleware:
             floor = max(delay, self.pacer.user_delay(request))
             if floor <= 0:
                 return False
-            wait = await self.fleet_pacer.reserve(entry.site, floor + self.config.fleet.pacing_margin)
+            # After a Redis outage, requests paced locally meanwhile come first.
+            not_before = self.pacer.fleet_handover(request, floor)
+            if not_before is None:
+                return False
+            wait = await self.fleet_pacer.reserve(entry.site, floor + self.config.fleet.pacing_margin, not_before)
         except FleetUnavailable:
             self.stats.inc_value("robotstxt/fleet/fallback")
             return False

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from time import monotonic  # Scrapy's downloader clock
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -115,6 +116,19 @@ class SlotPacer:
         self._set_class(slot, floor)
         if slot.delay < floor:
             slot.delay = floor
+
+    def fleet_handover(self, request: Request, floor: float) -> float | None:
+        """Before the fleet paces this request's site: the seconds its local slot still
+        needs after its last start (the fleet's reservation must not come sooner), or
+        None while the slot holds requests queued at the local pace (pace locally until
+        they are gone, or they would lose their delay)."""
+        downloader = self._downloader()
+        slot = downloader.slots.get(downloader.get_slot_key(request))
+        if slot is None:
+            return 0.0
+        if slot.queue and getattr(slot, "floor", FLEET) != FLEET:
+            return None
+        return max(0.0, slot.lastseen + floor - monotonic())
 
     def apply_fleet_pacing(self, request: Request) -> None:
         """The fleet paces this request's site (scrapy_robots.fleet): its local slot

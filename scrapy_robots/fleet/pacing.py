@@ -15,13 +15,14 @@ from scrapy_robots.fleet.link import RedisLink
 
 # KEYS[1]: the site's next free start time (microseconds, Redis clock)
 # ARGV[1]: the delay in microseconds
+# ARGV[2]: the least wait the crawler needs (microseconds, relative: no clock is compared)
 # Returns the microseconds to wait before starting.
 RESERVE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local interval = tonumber(ARGV[1])
 local free = tonumber(redis.call('GET', KEYS[1]) or '0')
-local start = math.max(now, free)
+local start = math.max(now + tonumber(ARGV[2]), free)
 local nxt = start + interval
 redis.call('SET', KEYS[1], string.format('%d', nxt), 'PX', math.floor((nxt - now) / 1000) + 60000)
 return start - now
@@ -34,8 +35,13 @@ class RedisPacer:
         self.prefix = prefix
         self._script: Any = link.client.register_script(RESERVE)
 
-    async def reserve(self, site: str, delay: float) -> float:
-        """Reserve the site's next start; return the seconds to wait for it.
-        Raises :class:`~scrapy_robots.fleet.link.FleetUnavailable`."""
-        waited = await self.link.call(self._script, keys=[f"{self.prefix}:pace:{site}"], args=[int(delay * 1_000_000)])
+    async def reserve(self, site: str, delay: float, not_before: float = 0.0) -> float:
+        """Reserve the site's next start, at least ``not_before`` seconds from now;
+        return the seconds to wait for it. Raises
+        :class:`~scrapy_robots.fleet.link.FleetUnavailable`."""
+        waited = await self.link.call(
+            self._script,
+            keys=[f"{self.prefix}:pace:{site}"],
+            args=[int(delay * 1_000_000), int(not_before * 1_000_000)],
+        )
         return int(waited) / 1_000_000
