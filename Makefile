@@ -7,7 +7,7 @@ INSTALLED := $(VENV)/.installed
 REPPY := $(VENV)/.reppy
 REPPY_VERSION := 0.4.14
 
-.PHONY: install reppy docs test typecheck bench clean demo
+.PHONY: install reppy redis-server docs test typecheck bench clean demo
 
 install: $(INSTALLED)
 
@@ -34,18 +34,26 @@ $(REPPY): $(INSTALLED)
 	$(PY) -c "import reppy.robots"
 	touch $@
 
+# The fleet tests run a real Redis (Debian's redis-server); `make demo` does not need it.
+redis-server:
+	@command -v redis-server >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
+	@command -v redis-server >/dev/null
+
 docs: $(INSTALLED)
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 
-test: $(INSTALLED) $(REPPY) docs
+test: $(INSTALLED) $(REPPY) redis-server docs
 	$(PY) -m pytest -q
 
 typecheck: $(INSTALLED)
 	$(PY) -m mypy scrapy_robots
 
-bench: $(INSTALLED) $(REPPY)
+bench: $(INSTALLED) $(REPPY) redis-server
 	$(PY) bench/parsers.py
 	$(PY) bench/crawl_delay.py
+	$(PY) bench/fleet.py
 
 clean:
 	rm -rf $(VENV) docs/_build build *.egg-info
