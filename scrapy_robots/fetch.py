@@ -62,7 +62,7 @@ class RobotsFetcher:
 
     def request_for(self, site: str) -> Request:
         return Request(
-            f"{site}/robots.txt",
+            robots_url(site),
             priority=self.DOWNLOAD_PRIORITY,
             callback=NO_CALLBACK,
             meta={
@@ -150,6 +150,14 @@ class SingleFlight:
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def robots_url(site: str) -> str:
+    """The robots.txt URL of a site key, without a default port (it would reach the
+    server in the Host header)."""
+    scheme = site.split("://", 1)[0]
+    default = f":{_DEFAULT_PORTS.get(scheme, 0)}"
+    return f"{site[: -len(default)] if site.endswith(default) else site}/robots.txt"
 
 
 def site_of(request: Request) -> str:

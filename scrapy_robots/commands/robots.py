@@ -24,7 +24,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_robots.addon import OURS
 from scrapy_robots.config import RobotsConfig
-from scrapy_robots.fetch import FETCH_META
+from scrapy_robots.fetch import FETCH_META, robots_url
 from scrapy_robots.lint import Finding, lint_robotstxt, looks_binary
 from scrapy_robots.parsers import DirectiveNotSupported, RobotParser, as_robot_parser, default_user_agent
 from scrapy_robots.policy import Action
@@ -177,7 +177,7 @@ class RobotsQuerySpider(Spider):
             "product_token": product_token(agent),
             "parser": _class_name(self.crawler.settings[PARSER_SETTING]),
             "robots_txt": {
-                "url": entry.url or f"{entry.site}/robots.txt",
+                "url": entry.url or robots_url(entry.site),
                 "status": entry.status,
                 "redirects": entry.redirects,
                 "size": entry.size,
