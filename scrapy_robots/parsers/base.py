@@ -106,6 +106,15 @@ class RobotParser(metaclass=ABCMeta):
     def _url(url: str | bytes) -> str:
         return url.decode("utf-8", "replace") if isinstance(url, bytes) else url
 
+    @staticmethod
+    def _seconds(delay: Any) -> float | None:
+        return None if delay is None else float(delay)
+
+    @staticmethod
+    def _rate(rate: Any) -> RequestRate | None:
+        """A library's request-rate object (``.requests``, ``.seconds``) as ours."""
+        return None if rate is None else RequestRate(int(rate.requests), float(rate.seconds))
+
 
 class ScrapyRobotParser(RobotParser):
     """Wraps a parser written for Scrapy's interface (only ``allowed``, maybe
@@ -131,8 +140,7 @@ class ScrapyRobotParser(RobotParser):
     def crawl_delay(self, user_agent: str | bytes | None = None) -> float | None:
         if CRAWL_DELAY not in self._supported:
             raise DirectiveNotSupported(self.wrapped, CRAWL_DELAY)
-        delay = self.wrapped.crawl_delay(user_agent or self.user_agent)
-        return None if delay is None else float(delay)
+        return self._seconds(self.wrapped.crawl_delay(user_agent or self.user_agent))
 
     def request_rate(self, user_agent: str | bytes | None = None) -> RequestRate | None:
         raise DirectiveNotSupported(self.wrapped, REQUEST_RATE)

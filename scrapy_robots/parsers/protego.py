@@ -26,12 +26,10 @@ class ProtegoParser(RobotParser):
         return bool(self.rp.can_fetch(self._url(url), self._token(user_agent)))
 
     def crawl_delay(self, user_agent: str | bytes | None = None) -> float | None:
-        delay = self.rp.crawl_delay(self._token(user_agent))
-        return None if delay is None else float(delay)
+        return self._seconds(self.rp.crawl_delay(self._token(user_agent)))
 
     def request_rate(self, user_agent: str | bytes | None = None) -> RequestRate | None:
-        rate = self.rp.request_rate(self._token(user_agent))
-        return None if rate is None else RequestRate(int(rate.requests), float(rate.seconds))
+        return self._rate(self.rp.request_rate(self._token(user_agent)))
 
     def sitemaps(self) -> list[str]:
         return list(self.rp.sitemaps)

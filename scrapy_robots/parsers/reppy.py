@@ -37,8 +37,7 @@ class ReppyParser(RobotParser):
         return bool(self.rp.agent(self._token(user_agent)).allowed(path))
 
     def crawl_delay(self, user_agent: str | bytes | None = None) -> float | None:
-        delay = self.rp.agent(self._token(user_agent)).delay
-        return None if delay is None else float(delay)
+        return self._seconds(self.rp.agent(self._token(user_agent)).delay)
 
     def sitemaps(self) -> list[str]:
         return list(self.rp.sitemaps)

@@ -19,8 +19,7 @@ class RerpParser(RobotParser):
         return bool(self.rp.is_allowed(self._token(user_agent), self._url(url)))
 
     def crawl_delay(self, user_agent: str | bytes | None = None) -> float | None:
-        delay = self.rp.get_crawl_delay(self._token(user_agent))
-        return None if delay is None else float(delay)
+        return self._seconds(self.rp.get_crawl_delay(self._token(user_agent)))
 
     def sitemaps(self) -> list[str]:
         return list(self.rp.sitemaps)

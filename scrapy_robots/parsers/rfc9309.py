@@ -92,8 +92,7 @@ class RFC9309Parser(RobotParser):
         return self.rp.crawl_delay(self._agent(user_agent))
 
     def request_rate(self, user_agent: str | bytes | None = None) -> RequestRate | None:
-        rate = self.rp.request_rate(self._agent(user_agent))
-        return None if rate is None else RequestRate(rate.requests, rate.seconds)
+        return self._rate(self.rp.request_rate(self._agent(user_agent)))
 
     def sitemaps(self) -> list[str]:
         return list(self.rp.sitemaps)
