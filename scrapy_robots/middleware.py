@@ -221,7 +221,7 @@ class RobotsTxtMiddleware:
                 await self._wait(request, self._sleep(entry.expires_at - time.time()))
                 continue
             previous = entry
-            entry = await self._wait(request, self.flights.run(site, lambda: self._refresh(site, previous)))
+            entry = await self._wait(request, self.flights.run(site, lambda: self._refresh(site, previous, request)))
             if entry.action is not Action.UNREACHABLE or retries_waited >= self.config.retry_times:
                 return entry
 
@@ -247,15 +247,15 @@ class RobotsTxtMiddleware:
             # Requests parked outside Downloader.active still belong to this crawl.
             raise DontCloseSpider
 
-    async def _refresh(self, site: str, previous: RobotsEntry | None) -> RobotsEntry:
+    async def _refresh(self, site: str, previous: RobotsEntry | None, request: Request) -> RobotsEntry:
         if self.shared is None:
-            entry = await self._fetch_and_decide(site, previous)
+            entry = await self._fetch_and_decide(site, previous, request)
         else:
-            entry = await self._refresh_from_fleet(site, previous)
+            entry = await self._refresh_from_fleet(site, previous, request)
         self.cache.put(entry)
         return entry
 
-    async def _refresh_from_fleet(self, site: str, previous: RobotsEntry | None) -> RobotsEntry:
+    async def _refresh_from_fleet(self, site: str, previous: RobotsEntry | None, request: Request) -> RobotsEntry:
         try:
             # Another crawler may have fetched it already; if not, the fleet's last
             # (expired) record carries the failure count and the last good rules.
@@ -266,8 +266,10 @@ class RobotsTxtMiddleware:
                 previous = await self.shared.read(site, self._hydrate)
         except FleetUnavailable:
             self.stats.inc_value("robotstxt/fleet/fallback")
-            return await self._fetch_and_decide(site, previous)
-        return await self.shared.fetch_once(site, lambda: self._fetch_and_decide(site, previous), self._hydrate)
+            return await self._fetch_and_decide(site, previous, request)
+        return await self.shared.fetch_once(
+            site, lambda: self._fetch_and_decide(site, previous, request), self._hydrate
+        )
 
     def _hydrate(self, entry: RobotsEntry) -> RobotsEntry | None:
         """Rebuild what a record from the fleet cannot carry: the parser and the delay."""
@@ -282,17 +284,19 @@ class RobotsTxtMiddleware:
             entry.delay = self._site_delay(entry)
         return entry
 
-    async def _fetch_and_decide(self, site: str, previous: RobotsEntry | None) -> RobotsEntry:
+    async def _fetch_and_decide(self, site: str, previous: RobotsEntry | None, request: Request) -> RobotsEntry:
         if previous is not None and previous.action is Action.UNREACHABLE:
             self.stats.inc_value("robotstxt/retry")
         self.stats.inc_value("robotstxt/request_count")
         result = await self.fetcher.fetch(site)
-        entry = await self._decide(site, result, previous)
+        entry = await self._decide(site, result, previous, request)
         self.stats.inc_value(f"robotstxt/policy/{entry.action.value}")
         self._log_decision(entry, result)
         return entry
 
-    async def _decide(self, site: str, result: FetchResult, previous: RobotsEntry | None) -> RobotsEntry:
+    async def _decide(
+        self, site: str, result: FetchResult, previous: RobotsEntry | None, request: Request
+    ) -> RobotsEntry:
         now = time.time()
         policy = self.config.status_policy
         response = result.response
@@ -324,7 +328,7 @@ class RobotsTxtMiddleware:
             body = normalize_robotstxt(result.body, response.headers.get(b"Content-Type") if response else None)
             if self.shared is not None:
                 entry.body = body
-            entry.parser = await self._parse(body, response)
+            entry.parser = await self._parse(body, response, request)
             if entry.parser is None:
                 entry.action = Action.ALLOW
             elif self.config.crawl_delay:
@@ -375,12 +379,13 @@ class RobotsTxtMiddleware:
             self.stats.inc_value("robotstxt/cache/stale_used")
         return entry
 
-    async def _parse(self, body: bytes, response: Any) -> RobotParser | None:
+    async def _parse(self, body: bytes, response: Any, request: Request) -> RobotParser | None:
         parser = self._build_parser(body, getattr(response, "url", None))
         robots_parsed = getattr(signals, "robots_parsed", None)  # Scrapy 2.18+
         if parser is not None and robots_parsed is not None and response is not None:
             await self.crawler.signals.send_catch_log_async(
-                signal=robots_parsed, robotparser=getattr(parser, "wrapped", parser), request=response.request
+                # As Scrapy's middleware: the parser, and the request that needed it.
+                signal=robots_parsed, robotparser=getattr(parser, "wrapped", parser), request=request
             )
         return parser
 

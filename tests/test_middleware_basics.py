@@ -98,3 +98,49 @@ def test_bad_setting_fails_at_startup(name, value, message):
     crawler = get_crawler(settings_dict={**BASE_SETTINGS, name: value})
     with pytest.raises(ValueError, match=message):
         RobotsTxtMiddleware.from_crawler(crawler)
+
+
+@pytest_twisted.ensureDeferred
+async def test_request_user_agent_header_is_used(serve):
+    from scrapy import Request
+
+    from crawling import RecordingSpider
+
+    site = serve(body("User-agent: BarBot\nDisallow: /bar\n\nUser-agent: *\nDisallow:\n"))
+
+    class HeaderSpider(RecordingSpider):
+        async def start(self):
+            headers = {"User-Agent": "Mozilla/5.0 (compatible; BarBot/3.0)"}
+            yield Request(f"{site.url}/bar", headers=headers, callback=self.parse, errback=self.errback)
+            yield Request(f"{site.url}/bar?plain", callback=self.parse, errback=self.errback)
+
+    crawler = await crawl([], spider_cls=HeaderSpider)
+    # The request's own header names BarBot; the other request goes as FooBot (USER_AGENT).
+    assert crawler.spider.ignored == {f"{site.url}/bar": "Forbidden by robots.txt"}
+    assert crawler.spider.downloaded == [f"{site.url}/bar?plain"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_robots_parsed_signal(serve):
+    from scrapy import signals
+
+    if not hasattr(signals, "robots_parsed"):
+        pytest.skip("robots_parsed arrived in Scrapy 2.18")
+    from scrapy.crawler import CrawlerRunner
+
+    from crawling import BASE_SETTINGS, RecordingSpider
+
+    site = serve(body(ROBOTS))
+    received = []
+    runner = CrawlerRunner(BASE_SETTINGS)
+    crawler = runner.create_crawler(RecordingSpider)
+
+    def on_parsed(robotparser, request):
+        received.append((robotparser, request.url))
+
+    crawler.signals.connect(on_parsed, signals.robots_parsed)  # held weakly: keep on_parsed alive
+    await crawler.crawl(urls=[f"{site.url}/public", f"{site.url}/x"])
+    assert len(received) == 1
+    parser, url = received[0]
+    assert url in (f"{site.url}/public", f"{site.url}/x")  # the request that needed it
+    assert not parser.allowed(f"{site.url}/private/1", "FooBot")
