@@ -43,7 +43,7 @@ class FleetConfig:
             lock_ttl=lock_ttl,
             lock_wait=_number(settings, "ROBOTSTXT_FLEET_LOCK_WAIT", lock_ttl, float, minimum=0),
             pacing=settings.getbool("ROBOTSTXT_FLEET_PACING", True),
-            pacing_margin=_number(settings, "ROBOTSTXT_FLEET_PACING_MARGIN", 0.01, float, minimum=0),
+            pacing_margin=_number(settings, "ROBOTSTXT_FLEET_PACING_MARGIN", 0.05, float, minimum=0),
         )
 
 

@@ -9,6 +9,7 @@ read is parsed, never more.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
@@ -48,6 +49,7 @@ class FetchResult:
     body: bytes = b""
     truncated: bool = False
     redirects: int = 0  #: redirects followed to reach ``url``
+    started: float = 0.0  #: time.monotonic() when the download was asked for
 
 
 class RobotsFetcher:
@@ -78,10 +80,11 @@ class RobotsFetcher:
 
     async def fetch(self, site: str) -> FetchResult:
         request = self.request_for(site)
+        started = time.monotonic()
         try:
             response = await self._download(request)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a policy input
-            return FetchResult(requested_url=request.url, url=request.url, error=exc)
+            return FetchResult(requested_url=request.url, url=request.url, error=exc, started=started)
         body = response.body
         truncated = len(body) > self.maxsize or "download_stopped" in response.flags
         if len(body) > self.maxsize:
@@ -93,6 +96,7 @@ class RobotsFetcher:
         return FetchResult(
             requested_url=request.url, url=response.url, response=response, body=body, truncated=truncated,
             redirects=redirects,
+            started=started,
         )
 
     async def _download(self, request: Request) -> Response:

@@ -292,6 +292,14 @@ class RobotsTxtMiddleware:
         entry = await self._decide(site, result, previous, request)
         self.stats.inc_value(f"robotstxt/policy/{entry.action.value}")
         self._log_decision(entry, result)
+        if self.fleet_pacer is not None and entry.delay is not None and result.response is not None:
+            # The robots.txt fetch was the site's first request: the fleet's pace counts it.
+            try:
+                await self.fleet_pacer.mark_start(
+                    site, entry.delay.applied + self.config.fleet.pacing_margin, time.monotonic() - result.started
+                )
+            except FleetUnavailable:
+                self.stats.inc_value("robotstxt/fleet/fallback")
         return entry
 
     async def _decide(

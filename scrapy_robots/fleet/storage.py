@@ -174,6 +174,12 @@ class RedisRobotsStorage(MemoryRobotsStorage):
         try:
             while True:
                 if await self.link.call(self.link.client.set, lock, token, nx=True, px=int(self.lock_ttl * 1000)):
+                    # Another crawler may have published and released the lock between
+                    # our cache miss and this SET: look once more before fetching.
+                    entry = await self.load(site, hydrate)
+                    if entry is not None:
+                        await self._release_lock(lock, token)
+                        return entry
                     return await self._fetch_for_fleet(lock, token, work)
                 if not waited:
                     waited = True
@@ -207,10 +213,13 @@ class RedisRobotsStorage(MemoryRobotsStorage):
             return entry
         finally:
             if lock is not None:
-                try:
-                    await self.link.call(self._release, keys=[lock], args=[token])
-                except FleetUnavailable:
-                    pass  # the lock's expiry frees it
+                await self._release_lock(lock, token)
+
+    async def _release_lock(self, lock: str, token: str) -> None:
+        try:
+            await self.link.call(self._release, keys=[lock], args=[token])
+        except FleetUnavailable:
+            pass  # the lock's expiry frees it
 
     def put(self, entry: RobotsEntry) -> None:
         # The body is Redis's to keep; the local LRU holds the parsed rules only.
