@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 from scrapy_robots.rfc9309._url import normalize
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Sequence
 
     from scrapy_robots.rfc9309._options import Options
 
@@ -73,42 +73,57 @@ class CompiledRules:
 
     __slots__ = ("_plain", "_heads", "_parents", "_chain_best", "_buckets", "_levels", "_special_cap")
 
-    def __init__(self, rules: Iterable[RawRule], options: Options):
-        # Compiled lazily, once per agent, on the first question: keep this loop
-        # lean, and allocate nothing per plain rule (a dict slot aside).
+    def __init__(self, rules: Sequence[RawRule], options: Options):
+        # Compiled lazily, once per agent, on the first question, so that cost
+        # counts. Work on all patterns at once where Python does it in C (a
+        # join, a dict built from two iterators, a sort) and loop in Python only
+        # over the rules that need it: wildcards, duplicates, empty rules.
         first_match = options.precedence == "first"
         wildcards = options.wildcards
-        allow_all = options.empty_rules == "allow-all"
-        plain: dict[str, RawRule] = {}
+        patterns = [raw[2] for raw in rules]
+        # "\n" cannot occur in a pattern, so no test below matches across two.
+        blob = "\n".join(patterns)
+        if "%" in blob or not blob.isascii():
+            patterns = [normalize(pattern) for pattern in patterns]
+            blob = "\n".join(patterns)
+        # Every pattern, keyed by its normalised text, with the one line that
+        # speaks for it: of a pattern written twice, the earlier line (the dict
+        # is built from the end), except that under longest match an Allow wins
+        # (fixed below). The other lines can never decide: same paths, no better rank.
+        plain: dict[str, RawRule] = dict(zip(reversed(patterns), reversed(rules)))
+        duplicates = len(plain) < len(patterns)
         buckets: dict[str, list[Entry]] = {}
-        for raw in rules:
-            pattern = raw[2]
-            if "%" in pattern or not pattern.isascii():
-                pattern = normalize(pattern)
-            verdict = raw[1]
-            if not pattern:
-                if allow_all:
-                    # The 1996/1997 reading: an empty rule allows everything.
-                    rank = -raw[0] if first_match else 1
-                    buckets.setdefault("", []).append((rank, True, raw, _PREFIX))
-                continue
-            if not wildcards or ("*" not in pattern and pattern[-1] != "$"):
-                old = plain.get(pattern)
-                # Same pattern twice: Allow wins (longest match), else the earlier line.
-                if old is None or (verdict and not old[1] and not first_match):
-                    plain[pattern] = raw
-            else:
+        if "" in plain:
+            del plain[""]
+            if options.empty_rules == "allow-all":
+                # The 1996/1997 reading: an empty rule allows everything.
+                empty = buckets.setdefault("", [])
+                for pattern, raw in zip(patterns, rules):
+                    if not pattern:
+                        empty.append((-raw[0] if first_match else 1, True, raw, _PREFIX))
+        if duplicates and not first_match:
+            for pattern, raw in zip(patterns, rules):
+                if raw[1]:
+                    old = plain.get(pattern)
+                    if old is not None and not old[1]:
+                        plain[pattern] = raw
+        if wildcards and ("*" in blob or "$" in blob):
+            # Wildcard and "$" patterns leave the plain ones for their buckets.
+            for pattern in [key for key in plain if "*" in key or key[-1] == "$"]:
+                raw = plain.pop(pattern)
                 head, how = _compile(pattern)
-                rank = -raw[0] if first_match else 2 * len(pattern) + verdict
-                buckets.setdefault(head, []).append((rank, verdict, raw, how))
-            if verdict and wildcards and "/index.htm" in pattern:
-                # Google: "Allow: /dir/index.html" (or .htm) also allows "/dir/".
-                slash = pattern.rfind("/")
-                if pattern.startswith("/index.htm", slash):
-                    derived = pattern[: slash + 1] + "$"
-                    head, how = _compile(derived)
-                    rank = -raw[0] if first_match else 2 * len(derived) + 1
-                    buckets.setdefault(head, []).append((rank, True, raw, how))
+                rank = -raw[0] if first_match else 2 * len(pattern) + raw[1]
+                buckets.setdefault(head, []).append((rank, raw[1], raw, how))
+        if wildcards and "/index.htm" in blob:
+            for pattern, raw in zip(patterns, rules):
+                if raw[1] and "/index.htm" in pattern:
+                    # Google: "Allow: /dir/index.html" (or .htm) also allows "/dir/".
+                    slash = pattern.rfind("/")
+                    if pattern.startswith("/index.htm", slash):
+                        derived = pattern[: slash + 1] + "$"
+                        head, how = _compile(derived)
+                        rank = -raw[0] if first_match else 2 * len(derived) + 1
+                        buckets.setdefault(head, []).append((rank, True, raw, how))
         self._compile_plain(plain, first_match)
         self._compile_special(buckets)
 
@@ -139,16 +154,15 @@ class CompiledRules:
         """
         heads = self._heads
         parents: list[int] = []
-        stack: list[int] = []
-        stack_heads: list[str] = []
-        for index, head in enumerate(heads):
-            # Sorted order visits a pattern's prefixes before it (a trie's DFS order).
-            while stack_heads and not head.startswith(stack_heads[-1]):
-                stack_heads.pop()
-                stack.pop()
-            parents.append(stack[-1] if stack else -1)
-            stack.append(index)
-            stack_heads.append(head)
+        # Sorted order visits a pattern's prefixes before it (a trie's DFS
+        # order): the previous pattern and its chain of parents are the only
+        # candidates, and a pattern skipped here is never a candidate again.
+        top = -1
+        for head in heads:
+            while top >= 0 and not head.startswith(heads[top]):
+                top = parents[top]
+            parents.append(top)
+            top = len(parents) - 1
         self._parents = parents
         return parents
 
@@ -247,16 +261,17 @@ def _entry_order(entry: Entry) -> tuple[int, int]:
 def _compile(pattern: str) -> tuple[str, int | _Wild]:
     star = pattern.find("*")
     if star < 0:
-        if pattern.endswith("$"):
+        if pattern[-1:] == "$":
             return pattern[:-1], _EXACT
         return pattern, _PREFIX
-    dollar = pattern.endswith("$")
-    body = pattern[:-1] if dollar else pattern
+    dollar = pattern[-1] == "$"
+    body = pattern[star + 1 : -1] if dollar else pattern[star + 1 :]
+    if "*" not in body:  # one "*": the common shape
+        return pattern[:star], ((), body, dollar)
     # Runs of "*" mean one "*"; empty literals between stars vanish.
-    parts = body[star + 1 :].split("*")
+    parts = body.split("*")
     last = parts.pop()
-    middle = tuple(part for part in parts if part)
-    return pattern[:star], (middle, last, dollar)
+    return pattern[:star], (tuple(filter(None, parts)), last, dollar)
 
 
 def _wild_match(path: str, start: int, wild: _Wild) -> bool:

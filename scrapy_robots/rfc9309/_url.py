@@ -15,8 +15,18 @@ from typing import Final
 # ';' after "scheme://host". urlsplit() would do the same job five times slower.
 _AUTHORITY: Final = re.compile(r"(?://)?(?:[^/?;]*://)?[^/?;]*")
 
-_PERCENT_OR_NON_ASCII: Final = re.compile(rb"%([0-9A-Fa-f]{2})|[\x80-\xff]")
 _UNRESERVED: Final = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_HEX_DIGITS: Final = "0123456789abcdefABCDEF"
+# The two hex digits after a "%", in any case -> what replaces the three
+# characters: the character itself if unreserved, else "%" and upper case.
+_PERCENT_DIGITS: Final = {
+    high + low: chr(octet) if octet in _UNRESERVED else f"%{octet:02X}"
+    for high in _HEX_DIGITS
+    for low in _HEX_DIGITS
+    for octet in (int(high + low, 16),)
+}
+# A byte >= 0x80, as a character of the UTF-8 decoded as latin-1 -> "%XX".
+_ESCAPE_HIGH: Final = {octet: f"%{octet:02X}" for octet in range(0x80, 0x100)}
 
 
 def path_of(url: str) -> str:
@@ -47,17 +57,15 @@ def normalize(path: str) -> str:
     ``%xx`` is upper-cased. ``%2F`` and ``/`` stay different, as do ``%2A`` and
     the ``*`` wildcard.
     """
-    if "%" not in path and path.isascii():
+    if not path.isascii():
+        # str.translate does the bytes in C; the "%XX" it writes are upper case
+        # escapes of reserved octets, which the loop below leaves as they are.
+        path = path.encode("utf-8", "surrogatepass").decode("latin-1").translate(_ESCAPE_HIGH)
+    if "%" not in path:
         return path
-    raw = path.encode("utf-8", "surrogatepass")
-    return _PERCENT_OR_NON_ASCII.sub(_normalize_one, raw).decode("ascii")
-
-
-def _normalize_one(match: re.Match[bytes]) -> bytes:
-    hex_digits = match.group(1)
-    if hex_digits is None:
-        return b"%%%02X" % match.group()[0]
-    octet = int(hex_digits, 16)
-    if octet in _UNRESERVED:
-        return bytes((octet,))
-    return b"%" + hex_digits.upper()
+    pieces = path.split("%")
+    for index in range(1, len(pieces)):
+        piece = pieces[index]
+        replacement = _PERCENT_DIGITS.get(piece[:2])
+        pieces[index] = "%" + piece if replacement is None else replacement + piece[2:]
+    return "".join(pieces)
