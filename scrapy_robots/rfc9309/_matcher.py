@@ -25,6 +25,7 @@ The walks stop as soon as nothing left can beat the best rank found.
 from __future__ import annotations
 
 from bisect import bisect_right
+from itertools import compress
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from scrapy_robots.rfc9309._url import normalize
@@ -65,7 +66,13 @@ RawRule = tuple[int, bool, str]
 #: ``(rank, verdict, raw rule, how it matches)``
 Entry = tuple[int, bool, RawRule, "int | _Wild"]
 
+#: A bucket: its entries, best first, and for a big one the longest literal of each.
+Bucket = tuple[list[Entry], "tuple[str, ...] | None"]
+
 _NO_RANK: Final = -(1 << 62)
+# Below this many entries a bucket is scanned as it is: the screen costs two
+# iterator objects, more than a few direct tests.
+_SCREEN_MIN: Final = 6
 
 
 class CompiledRules:
@@ -168,6 +175,7 @@ class CompiledRules:
 
     def _compile_special(self, buckets: dict[str, list[Entry]]) -> None:
         best_by_length: dict[int, int] = {}
+        indexed: dict[str, Bucket] = {}
         for head, entries in buckets.items():
             if len(entries) > 1:
                 # Best rank first; among equals the earliest line, so explain() names it.
@@ -176,6 +184,12 @@ class CompiledRules:
             rank = entries[0][0]
             if best_by_length.get(length, _NO_RANK) < rank:
                 best_by_length[length] = rank
+            # Real files put hundreds of wildcard rules under one head ("/*?sort=",
+            # "/*utm_source=" ...). Every literal of a pattern must occur in a
+            # path it matches, so the longest one is a test that C can run over
+            # the whole bucket (map + compress) before Python looks at an entry.
+            literals = tuple(map(_required, entries)) if len(entries) >= _SCREEN_MIN else None
+            indexed[head] = (entries, literals)
         # The walk goes from the longest head down; at each length, what is left
         # to find is among heads of that length or shorter, so each level
         # carries the best rank there.
@@ -185,7 +199,7 @@ class CompiledRules:
             running = max(running, best_by_length[length])
             levels.append((length, running))
         levels.reverse()
-        self._buckets = buckets
+        self._buckets = indexed
         self._levels = tuple(levels)
         self._special_cap = running
 
@@ -219,9 +233,13 @@ class CompiledRules:
                 break
             if length > size:
                 continue
-            entries = buckets.get(path[:length])
-            if entries is None:
+            bucket = buckets.get(path[:length])
+            if bucket is None:
                 continue
+            entries, literals = bucket
+            if literals is not None:
+                # Only the entries whose longest literal occurs in the path, still in rank order.
+                entries = compress(entries, map(path.__contains__, literals))  # type: ignore[assignment]
             for entry in entries:
                 if entry[0] <= best_rank:
                     break
@@ -245,13 +263,22 @@ class CompiledRules:
         return best
 
     def __len__(self) -> int:
-        return len(self._heads) + sum(len(entries) for entries in self._buckets.values())
+        return len(self._heads) + sum(len(entries) for entries, _ in self._buckets.values())
 
 
 def rule_of(entry: Entry) -> Rule:
     """The public :class:`Rule` for a decided entry."""
     line, allow, pattern = entry[2]
     return Rule(line, entry[1], pattern, "Allow" if allow else "Disallow")
+
+
+def _required(entry: Entry) -> str:
+    """A literal that any path the entry matches contains ("" when there is none)."""
+    how = entry[3]
+    if how is _PREFIX or how is _EXACT:
+        return ""
+    middle, last, _ = how  # type: ignore[misc]
+    return max((*middle, last), key=len)
 
 
 def _entry_order(entry: Entry) -> tuple[int, int]:
