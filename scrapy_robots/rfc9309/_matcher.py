@@ -9,8 +9,9 @@ rules, a 20,000-rule file included, with no regex and no scan.
 
 The other rules (wildcards, ``$`` anchors, empty rules read as "allow all")
 are filed under their *head*, the literal text before the first wildcard: a
-rule can only match a path that starts with its head, so a decision looks up
-``path[:n]`` for each distinct head length ``n``.
+rule can only match a path that starts with its head. Heads are kept sorted
+and linked the same way, so a decision visits only the buckets whose head is
+a prefix of the path, longest first.
 
 Each rule gets a *rank*, an integer where larger wins, which folds the
 precedence option into one comparison:
@@ -78,7 +79,10 @@ _SCREEN_MIN: Final = 6
 class CompiledRules:
     """Decides which rule of a (merged) group applies to a normalised path."""
 
-    __slots__ = ("_plain", "_heads", "_parents", "_chain_best", "_buckets", "_levels", "_special_cap")
+    __slots__ = (
+        "_plain", "_heads", "_parents", "_chain_best",
+        "_special_heads", "_special_parents", "_buckets", "_caps", "_special_cap",
+    )
 
     def __init__(self, rules: Sequence[RawRule], options: Options):
         # Compiled lazily, once per agent, on the first question, so that cost
@@ -159,49 +163,50 @@ class CompiledRules:
 
         Built on the first path that needs it: many compiled groups never do.
         """
-        heads = self._heads
-        parents: list[int] = []
-        # Sorted order visits a pattern's prefixes before it (a trie's DFS
-        # order): the previous pattern and its chain of parents are the only
-        # candidates, and a pattern skipped here is never a candidate again.
-        top = -1
-        for head in heads:
-            while top >= 0 and not head.startswith(heads[top]):
-                top = parents[top]
-            parents.append(top)
-            top = len(parents) - 1
-        self._parents = parents
+        self._parents = parents = _parents_of(self._heads)
         return parents
 
     def _compile_special(self, buckets: dict[str, list[Entry]]) -> None:
-        best_by_length: dict[int, int] = {}
-        indexed: dict[str, Bucket] = {}
-        for head, entries in buckets.items():
+        heads = sorted(buckets)
+        parents = _parents_of(heads)
+        indexed: list[Bucket] = []
+        # For each head, the best rank in its bucket and its parents' buckets:
+        # the walk up the chain stops as soon as that cannot beat the best found.
+        caps: list[int] = []
+        for head, parent in zip(heads, parents):
+            entries = buckets[head]
             if len(entries) > 1:
                 # Best rank first; among equals the earliest line, so explain() names it.
                 entries.sort(key=_entry_order)
-            length = len(head)
-            rank = entries[0][0]
-            if best_by_length.get(length, _NO_RANK) < rank:
-                best_by_length[length] = rank
             # Real files put hundreds of wildcard rules under one head ("/*?sort=",
             # "/*utm_source=" ...). Every literal of a pattern must occur in a
             # path it matches, so the longest one is a test that C can run over
             # the whole bucket (map + compress) before Python looks at an entry.
             literals = tuple(map(_required, entries)) if len(entries) >= _SCREEN_MIN else None
-            indexed[head] = (entries, literals)
-        # The walk goes from the longest head down; at each length, what is left
-        # to find is among heads of that length or shorter, so each level
-        # carries the best rank there.
-        levels = []
-        running = _NO_RANK
-        for length in sorted(best_by_length):
-            running = max(running, best_by_length[length])
-            levels.append((length, running))
-        levels.reverse()
+            indexed.append((entries, literals))
+            caps.append(max(entries[0][0], caps[parent]) if parent >= 0 else entries[0][0])
+        self._special_heads = heads
+        self._special_parents = parents
         self._buckets = indexed
-        self._levels = tuple(levels)
-        self._special_cap = running
+        self._caps = caps
+        self._special_cap = max(caps, default=_NO_RANK)
+
+    def allows(self, path: str) -> bool:
+        """Whether ``path`` is allowed: :meth:`decide` reduced to its verdict."""
+        if self._special_cap == _NO_RANK and self._chain_best is None:
+            # Only plain prefixes under longest match (most files): the longest
+            # prefix decides outright, and its verdict is all that is asked for,
+            # so build no entry.
+            heads = self._heads
+            index = bisect_right(heads, path) - 1
+            if index >= 0 and not path.startswith(heads[index]):
+                parents = self._parents or self._link()
+                index = parents[index]
+                while index >= 0 and not path.startswith(heads[index]):
+                    index = parents[index]
+            return index < 0 or self._plain[heads[index]][1]
+        entry = self.decide(path)
+        return entry is None or entry[1]
 
     def decide(self, path: str) -> Entry | None:
         """The entry of the rule that decides ``path``, or ``None`` if no rule matches."""
@@ -227,16 +232,17 @@ class CompiledRules:
         if self._special_cap <= best_rank:
             return best
         size = len(path)
-        buckets = self._buckets
-        for length, cap in self._levels:
-            if cap <= best_rank:
-                break
-            if length > size:
-                continue
-            bucket = buckets.get(path[:length])
-            if bucket is None:
-                continue
-            entries, literals = bucket
+        heads = self._special_heads
+        parents = self._special_parents
+        caps = self._caps
+        index = bisect_right(heads, path) - 1
+        while index >= 0 and not path.startswith(heads[index]):
+            index = parents[index]
+        # From here on every head up the chain is a prefix of the path.
+        while index >= 0 and caps[index] > best_rank:
+            entries, literals = self._buckets[index]
+            length = len(heads[index])
+            index = parents[index]
             if literals is not None:
                 # Only the entries whose longest literal occurs in the path, still in rank order.
                 entries = compress(entries, map(path.__contains__, literals))  # type: ignore[assignment]
@@ -263,13 +269,28 @@ class CompiledRules:
         return best
 
     def __len__(self) -> int:
-        return len(self._heads) + sum(len(entries) for entries, _ in self._buckets.values())
+        return len(self._heads) + sum(len(entries) for entries, _ in self._buckets)
 
 
 def rule_of(entry: Entry) -> Rule:
     """The public :class:`Rule` for a decided entry."""
     line, allow, pattern = entry[2]
     return Rule(line, entry[1], pattern, "Allow" if allow else "Disallow")
+
+
+def _parents_of(heads: list[str]) -> list[int]:
+    """For each of the sorted ``heads``, the index of its longest proper prefix among them, or -1."""
+    parents: list[int] = []
+    # Sorted order visits a head's prefixes before it (a trie's DFS order): the
+    # previous head and its chain of parents are the only candidates, and a
+    # head skipped here is never a candidate again.
+    top = -1
+    for head in heads:
+        while top >= 0 and not head.startswith(heads[top]):
+            top = parents[top]
+        parents.append(top)
+        top = len(parents) - 1
+    return parents
 
 
 def _required(entry: Entry) -> str:

@@ -16,6 +16,8 @@ from scrapy_robots.rfc9309._url import normalize, path_of
 from scrapy_robots.useragent import product_token
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from typing_extensions import Self
 
     from scrapy_robots.rfc9309._groups import Group
@@ -28,6 +30,7 @@ _ROBOTS_TXT: Final = "/robots.txt"
 # A crawler asks as one or two agents; a bound keeps a caller that passes a
 # new string every time from growing the caches without limit.
 _CACHE_MAX: Final = 256
+_UNSEEN: Final = object()
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ class RobotsTxt:
     an agent that no group names.
     """
 
-    __slots__ = ("options", "sitemaps", "host", "clean_params", "_groups", "_index", "_rules", "_selected")
+    __slots__ = ("options", "sitemaps", "host", "clean_params", "_groups", "_index", "_rules", "_checks", "_selected")
 
     def __init__(self, builder: GroupBuilder, options: Options = DEFAULT_OPTIONS):
         self.options = options
@@ -75,6 +78,9 @@ class RobotsTxt:
         self._groups: tuple[Group, ...] = tuple(builder.groups)
         self._index: dict[str, tuple[Group, ...]] | None = None
         self._rules: dict[str, CompiledRules] = {}
+        # What allowed() calls per agent: the compiled rules' allows(), or None
+        # when no rule applies to the agent.
+        self._checks: dict[str, Callable[[str], bool] | None] = {}
         self._selected: dict[str, tuple[Group, ...]] = {}
 
     @classmethod
@@ -105,9 +111,12 @@ class RobotsTxt:
         ``url`` should be percent-encoded as on the wire; non-ASCII characters
         are encoded as UTF-8 first.
         """
-        rules = self._rules.get(user_agent)
-        if rules is None:
-            rules = self._compile(user_agent)
+        check = self._checks.get(user_agent, _UNSEEN)
+        if check is _UNSEEN:
+            check = self._check_for(user_agent)
+        if check is None:
+            # No rule applies to this agent: every URL is allowed, parsed or not.
+            return True
         if url.__class__ is not str:
             url = url.decode("utf-8", "replace")  # type: ignore[union-attr]
         start = _AUTHORITY(url).end()  # type: ignore[union-attr]  # matches "" at worst
@@ -123,8 +132,7 @@ class RobotsTxt:
         # RFC 9309 2.2.2: /robots.txt itself is always allowed.
         if path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"):
             return True
-        entry = rules.decide(path)
-        return entry is None or entry[1]
+        return check(path)  # type: ignore[operator]
 
     def explain(self, url: str | bytes, user_agent: str = "*") -> Explanation:
         """Which group and which rule decide whether ``user_agent`` may fetch ``url``."""
@@ -185,6 +193,15 @@ class RobotsTxt:
                 self._index = index_groups(self._groups)
             groups = self._selected[user_agent] = select_groups(self._index, user_agent, self.options.agent_matching)
         return groups
+
+    def _check_for(self, user_agent: str) -> Callable[[str], bool] | None:
+        rules = self._rules.get(user_agent)
+        if rules is None:
+            rules = self._compile(user_agent)
+        if len(self._checks) >= _CACHE_MAX:
+            self._checks.clear()
+        check = self._checks[user_agent] = rules.allows if len(rules) else None
+        return check
 
     def _compile(self, user_agent: str) -> CompiledRules:
         groups = self._select(user_agent)
