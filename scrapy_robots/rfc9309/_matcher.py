@@ -58,17 +58,21 @@ class Rule(NamedTuple):
 
 
 # How an entry matches once its head is known to be a prefix of the path.
+# How an entry matches once its head is known to be a prefix of the path; the
+# literal text an entry needs for that is kept beside it, in the entry itself
+# (no tuple of its own: a big file has tens of thousands of wildcard rules, and
+# every object that outlives a call is one more for the garbage collector).
 _PREFIX: Final = 0  # the whole pattern is the head: it matches
 _EXACT: Final = 1  # "head$": the path must be exactly the head
-# otherwise a _Wild: (middle literals, last literal, ends with "$")
+_CONTAINS: Final = 2  # "head*last": the path holds "last" after the head
+_ENDS: Final = 3  # "head*last$": the path ends with "last", after the head
+_WILD: Final = 4  # anything else: a _Wild
+#: (middle literals, last literal, ends with "$")
 _Wild = tuple[tuple[str, ...], str, bool]
 #: ``(line, allow, pattern as written)``, as the group builder records a rule.
 RawRule = tuple[int, bool, str]
-#: ``(rank, verdict, raw rule, how it matches)``
-Entry = tuple[int, bool, RawRule, "int | _Wild"]
-
-#: A bucket: its entries, best first, and for a big one the longest literal of each.
-Bucket = tuple[list[Entry], "tuple[str, ...] | None"]
+#: ``(rank, verdict, raw rule, how it matches, what it needs: None, a literal or a _Wild)``
+Entry = tuple[int, bool, RawRule, int, "str | _Wild | None"]
 
 _NO_RANK: Final = -(1 << 62)
 # Below this many entries a bucket is scanned as it is: the screen costs two
@@ -81,7 +85,7 @@ class CompiledRules:
 
     __slots__ = (
         "_plain", "_heads", "_parents", "_chain_best",
-        "_special_heads", "_special_parents", "_buckets", "_caps", "_special_cap",
+        "_special_heads", "_special_parents", "_buckets", "_literals", "_caps", "_special_cap",
     )
 
     def __init__(self, rules: Sequence[RawRule], options: Options):
@@ -111,7 +115,7 @@ class CompiledRules:
                 empty = buckets.setdefault("", [])
                 for pattern, raw in zip(patterns, rules):
                     if not pattern:
-                        empty.append((-raw[0] if first_match else 1, True, raw, _PREFIX))
+                        empty.append((-raw[0] if first_match else 1, True, raw, _PREFIX, None))
         if duplicates and not first_match:
             for pattern, raw in zip(patterns, rules):
                 if raw[1]:
@@ -122,9 +126,9 @@ class CompiledRules:
             # Wildcard and "$" patterns leave the plain ones for their buckets.
             for pattern in [key for key in plain if "*" in key or key[-1] == "$"]:
                 raw = plain.pop(pattern)
-                head, how = _compile(pattern)
+                head, how, needs = _compile(pattern)
                 rank = -raw[0] if first_match else 2 * len(pattern) + raw[1]
-                buckets.setdefault(head, []).append((rank, raw[1], raw, how))
+                buckets.setdefault(head, []).append((rank, raw[1], raw, how, needs))
         if wildcards and "/index.htm" in blob:
             for pattern, raw in zip(patterns, rules):
                 if raw[1] and "/index.htm" in pattern:
@@ -132,9 +136,9 @@ class CompiledRules:
                     slash = pattern.rfind("/")
                     if pattern.startswith("/index.htm", slash):
                         derived = pattern[: slash + 1] + "$"
-                        head, how = _compile(derived)
+                        head, how, needs = _compile(derived)
                         rank = -raw[0] if first_match else 2 * len(derived) + 1
-                        buckets.setdefault(head, []).append((rank, True, raw, how))
+                        buckets.setdefault(head, []).append((rank, True, raw, how, needs))
         self._compile_plain(plain, first_match)
         self._compile_special(buckets)
 
@@ -155,7 +159,7 @@ class CompiledRules:
                 if parent >= 0 and chain_best[parent][0] > -raw[0]:
                     chain_best.append(chain_best[parent])
                 else:
-                    chain_best.append((-raw[0], raw[1], raw, _PREFIX))
+                    chain_best.append((-raw[0], raw[1], raw, _PREFIX, None))
             self._chain_best = chain_best
 
     def _link(self) -> list[int]:
@@ -167,9 +171,14 @@ class CompiledRules:
         return parents
 
     def _compile_special(self, buckets: dict[str, list[Entry]]) -> None:
+        if not buckets:  # plain prefixes only (most files): no lists to keep
+            self._special_heads = self._special_parents = self._buckets = self._literals = self._caps = ()
+            self._special_cap = _NO_RANK
+            return
         heads = sorted(buckets)
         parents = _parents_of(heads)
-        indexed: list[Bucket] = []
+        indexed: list[list[Entry]] = []
+        screens: list[tuple[str, ...] | None] = []
         # For each head, the best rank in its bucket and its parents' buckets:
         # the walk up the chain stops as soon as that cannot beat the best found.
         caps: list[int] = []
@@ -182,12 +191,13 @@ class CompiledRules:
             # "/*utm_source=" ...). Every literal of a pattern must occur in a
             # path it matches, so the longest one is a test that C can run over
             # the whole bucket (map + compress) before Python looks at an entry.
-            literals = tuple(map(_required, entries)) if len(entries) >= _SCREEN_MIN else None
-            indexed.append((entries, literals))
+            screens.append(tuple(map(_required, entries)) if len(entries) >= _SCREEN_MIN else None)
+            indexed.append(entries)
             caps.append(max(entries[0][0], caps[parent]) if parent >= 0 else entries[0][0])
         self._special_heads = heads
         self._special_parents = parents
         self._buckets = indexed
+        self._literals = screens
         self._caps = caps
         self._special_cap = max(caps, default=_NO_RANK)
 
@@ -225,7 +235,7 @@ class CompiledRules:
                     head = heads[index]
                     raw = self._plain[head]
                     best_rank = 2 * len(head) + raw[1]
-                    best = (best_rank, raw[1], raw, _PREFIX)
+                    best = (best_rank, raw[1], raw, _PREFIX, None)
                 else:
                     best = self._chain_best[index]
                     best_rank = best[0]
@@ -240,7 +250,8 @@ class CompiledRules:
             index = parents[index]
         # From here on every head up the chain is a prefix of the path.
         while index >= 0 and caps[index] > best_rank:
-            entries, literals = self._buckets[index]
+            entries = self._buckets[index]
+            literals = self._literals[index]
             length = len(heads[index])
             index = parents[index]
             if literals is not None:
@@ -250,18 +261,16 @@ class CompiledRules:
                 if entry[0] <= best_rank:
                     break
                 how = entry[3]
-                if how is _PREFIX:
+                if how == _PREFIX:
                     matched = True
-                elif how is _EXACT:
+                elif how == _EXACT:
                     matched = size == length
+                elif how == _CONTAINS:
+                    matched = path.find(entry[4], length) >= 0  # type: ignore[arg-type]
+                elif how == _ENDS:
+                    matched = size - len(entry[4]) >= length and path.endswith(entry[4])  # type: ignore[arg-type]
                 else:
-                    middle, last, dollar = how  # type: ignore[misc]
-                    if middle:
-                        matched = _wild_match(path, length, how)  # type: ignore[arg-type]
-                    elif dollar:  # "head*last$", inlined: the common shape
-                        matched = size - len(last) >= length and path.endswith(last)
-                    else:  # "head*last"
-                        matched = path.find(last, length) >= 0
+                    matched = _wild_match(path, length, entry[4])  # type: ignore[arg-type]
                 if matched:
                     best_rank = entry[0]
                     best = entry
@@ -269,7 +278,7 @@ class CompiledRules:
         return best
 
     def __len__(self) -> int:
-        return len(self._heads) + sum(len(entries) for entries, _ in self._buckets)
+        return len(self._heads) + sum(map(len, self._buckets))
 
 
 def rule_of(entry: Entry) -> Rule:
@@ -295,31 +304,37 @@ def _parents_of(heads: list[str]) -> list[int]:
 
 def _required(entry: Entry) -> str:
     """A literal that any path the entry matches contains ("" when there is none)."""
-    how = entry[3]
-    if how is _PREFIX or how is _EXACT:
-        return ""
-    middle, last, _ = how  # type: ignore[misc]
-    return max((*middle, last), key=len)
+    how, needs = entry[3], entry[4]
+    if how == _CONTAINS or how == _ENDS:
+        return needs  # type: ignore[return-value]
+    if how == _WILD:
+        middle, last, _ = needs  # type: ignore[misc]
+        return max((*middle, last), key=len)
+    return ""
 
 
 def _entry_order(entry: Entry) -> tuple[int, int]:
     return (-entry[0], entry[2][0])
 
 
-def _compile(pattern: str) -> tuple[str, int | _Wild]:
+def _compile(pattern: str) -> tuple[str, int, str | _Wild | None]:
+    """``(head, how, needs)`` of a wildcard or ``$`` pattern."""
     star = pattern.find("*")
     if star < 0:
         if pattern[-1:] == "$":
-            return pattern[:-1], _EXACT
-        return pattern, _PREFIX
+            return pattern[:-1], _EXACT, None
+        return pattern, _PREFIX, None
     dollar = pattern[-1] == "$"
     body = pattern[star + 1 : -1] if dollar else pattern[star + 1 :]
-    if "*" not in body:  # one "*": the common shape
-        return pattern[:star], ((), body, dollar)
+    if "*" not in body:  # one "*": the common shapes
+        return pattern[:star], _ENDS if dollar else _CONTAINS, body
     # Runs of "*" mean one "*"; empty literals between stars vanish.
     parts = body.split("*")
     last = parts.pop()
-    return pattern[:star], (tuple(filter(None, parts)), last, dollar)
+    middle = tuple(filter(None, parts))
+    if not middle:
+        return pattern[:star], _ENDS if dollar else _CONTAINS, last
+    return pattern[:star], _WILD, (middle, last, dollar)
 
 
 def _wild_match(path: str, start: int, wild: _Wild) -> bool:
