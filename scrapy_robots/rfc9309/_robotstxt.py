@@ -24,8 +24,10 @@ if TYPE_CHECKING:
     from scrapy_robots.rfc9309._values import CleanParam, RequestRate, VisitTime
 
 # Same grammar as _url.path_of, inlined into allowed(): a function call is a
-# measurable share of a check.
-_AUTHORITY: Final = re.compile(r"(?://)?(?:[^/?;]*://)?[^/?;]*").match
+# measurable share of a check. The group is the path, without the fragment;
+# neither the scheme nor the authority crosses a "#", so a "#" before the path
+# leaves the group empty, as path_of() returns "/" then.
+_PATH: Final = re.compile(r"(?://)?(?:[^/?;#]*://)?[^/?;#]*([^#]*)").match
 _ROBOTS_TXT: Final = "/robots.txt"
 # A crawler asks as one or two agents; a bound keeps a caller that passes a
 # new string every time from growing the caches without limit.
@@ -119,20 +121,14 @@ class RobotsTxt:
             return True
         if url.__class__ is not str:
             url = url.decode("utf-8", "replace")  # type: ignore[union-attr]
-        start = _AUTHORITY(url).end()  # type: ignore[union-attr]  # matches "" at worst
-        hash_at = url.find("#")
-        if hash_at < 0:
-            path = url[start:]
-        else:
-            path = url[start:hash_at] if hash_at >= start else ""
+        path = _PATH(url).group(1)  # type: ignore[union-attr]  # matches "" at worst
         if not path or path[0] != "/":
             path = "/" + path
         if "%" in path or not path.isascii():
             path = normalize(path)
-        # RFC 9309 2.2.2: /robots.txt itself is always allowed.
-        if path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"):
-            return True
-        return check(path)  # type: ignore[operator]
+        # RFC 9309 2.2.2: /robots.txt itself is always allowed. Asked only of a
+        # path the rules disallow, which most are not.
+        return check(path) or (path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"))  # type: ignore[operator]
 
     def explain(self, url: str | bytes, user_agent: str = "*") -> Explanation:
         """Which group and which rule decide whether ``user_agent`` may fetch ``url``."""
