@@ -53,13 +53,40 @@ def select_groups(
         named = {id(group): group for key, groups in index.items() if key not in ("", GLOBAL) and key in haystack for group in groups}
         specific = tuple(sorted(named.values(), key=lambda group: group.agents[0][0]))
     else:
-        token = _TOKENS.get(user_agent)
-        if token is None:
-            if len(_TOKENS) > 1024:
-                _TOKENS.clear()
-            token = _TOKENS[user_agent] = product_token(user_agent).lower()
+        token = token_of(user_agent)
         specific = () if token == GLOBAL else index.get(token, ())
     return specific or index.get(GLOBAL, ())
+
+
+def scan_groups(groups: Sequence[Group], user_agent: str) -> tuple[Group, ...]:
+    """:func:`select_groups` under ``"token"`` matching, by one scan of the groups.
+
+    A crawler asks as one or two agents: a scan allocates nothing but the
+    answer, where an index allocates a tuple for every token in the file
+    (tens, in files that list bots one by one).
+    """
+    token = token_of(user_agent)
+    named: list[Group] = []
+    everyone: list[Group] = []
+    for group in groups:
+        for agent in group.agents:
+            key = agent[2]
+            if key == token:
+                named.append(group)
+                break
+            if key == GLOBAL and (not everyone or everyone[-1] is not group):
+                everyone.append(group)
+    return tuple(named or everyone)
+
+
+def token_of(user_agent: str) -> str:
+    """The lower-cased product token of a crawler's name or ``User-Agent`` header."""
+    token = _TOKENS.get(user_agent)
+    if token is None:
+        if len(_TOKENS) > 1024:
+            _TOKENS.clear()
+        token = _TOKENS[user_agent] = product_token(user_agent).lower()
+    return token
 
 
 # product_token() costs microseconds and crawlers ask as the same agent all the time.

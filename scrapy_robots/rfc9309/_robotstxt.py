@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from scrapy_robots.decoding import decode_robotstxt
-from scrapy_robots.rfc9309._agents import index_groups, select_groups
+from scrapy_robots.rfc9309._agents import index_groups, scan_groups, select_groups
 from scrapy_robots.rfc9309._groups import GroupBuilder
 from scrapy_robots.rfc9309._matcher import CompiledRules, Rule, rule_of
 from scrapy_robots.rfc9309._options import DEFAULT_OPTIONS, AgentMatching, EmptyRules, Options, Precedence
@@ -16,8 +16,6 @@ from scrapy_robots.rfc9309._url import normalize, path_of
 from scrapy_robots.useragent import product_token
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from typing_extensions import Self
 
     from scrapy_robots.rfc9309._groups import Group
@@ -80,9 +78,9 @@ class RobotsTxt:
         self._groups: tuple[Group, ...] = tuple(builder.groups)
         self._index: dict[str, tuple[Group, ...]] | None = None
         self._rules: dict[str, CompiledRules] = {}
-        # What allowed() calls per agent: the compiled rules' allows(), or None
-        # when no rule applies to the agent.
-        self._checks: dict[str, Callable[[str], bool] | None] = {}
+        # What allowed() asks per agent: the compiled rules, or None when no rule
+        # applies to the agent.
+        self._checks: dict[str, CompiledRules | None] = {}
         self._selected: dict[str, tuple[Group, ...]] = {}
 
     @classmethod
@@ -128,7 +126,7 @@ class RobotsTxt:
             path = normalize(path)
         # RFC 9309 2.2.2: /robots.txt itself is always allowed. Asked only of a
         # path the rules disallow, which most are not.
-        return check(path) or (path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"))  # type: ignore[operator]
+        return check.allows(path) or (path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"))  # type: ignore[union-attr]
 
     def explain(self, url: str | bytes, user_agent: str = "*") -> Explanation:
         """Which group and which rule decide whether ``user_agent`` may fetch ``url``."""
@@ -185,18 +183,23 @@ class RobotsTxt:
         if groups is None:
             if len(self._selected) >= _CACHE_MAX:
                 self._selected.clear()
-            if self._index is None:
-                self._index = index_groups(self._groups)
-            groups = self._selected[user_agent] = select_groups(self._index, user_agent, self.options.agent_matching)
+            if self.options.agent_matching == "token":
+                groups = scan_groups(self._groups, user_agent)
+            else:
+                if self._index is None:
+                    self._index = index_groups(self._groups)
+                groups = select_groups(self._index, user_agent, "substring")
+            self._selected[user_agent] = groups
         return groups
 
-    def _check_for(self, user_agent: str) -> Callable[[str], bool] | None:
+    def _check_for(self, user_agent: str) -> CompiledRules | None:
         rules = self._rules.get(user_agent)
         if rules is None:
             rules = self._compile(user_agent)
         if len(self._checks) >= _CACHE_MAX:
             self._checks.clear()
-        check = self._checks[user_agent] = rules.allows if len(rules) else None
+        # Not a bound method: one object less per agent for the garbage collector.
+        check = self._checks[user_agent] = rules if len(rules) else None
         return check
 
     def _compile(self, user_agent: str) -> CompiledRules:
