@@ -57,7 +57,6 @@ class Rule(NamedTuple):
         return f"{self.directive}: {self.pattern}"
 
 
-# How an entry matches once its head is known to be a prefix of the path.
 # How an entry matches once its head is known to be a prefix of the path; the
 # literal text an entry needs for that is kept beside it, in the entry itself
 # (no tuple of its own: a big file has tens of thousands of wildcard rules, and
