@@ -86,6 +86,11 @@ class CompiledRules:
         "_plain", "_heads", "_parents", "_chain_best",
         "_special_heads", "_special_parents", "_buckets", "_literals", "_caps", "_special_cap",
     )
+    _special_heads: Sequence[str]
+    _special_parents: Sequence[int]
+    _buckets: Sequence[Sequence[Entry]]
+    _literals: Sequence[tuple[str, ...] | None]
+    _caps: Sequence[int]
 
     def __init__(self, rules: Sequence[RawRule], options: Options):
         # Compiled lazily, once per agent, on the first question, so that cost
@@ -241,18 +246,18 @@ class CompiledRules:
         if self._special_cap <= best_rank:
             return best
         size = len(path)
-        heads = self._special_heads
-        parents = self._special_parents
+        special_heads = self._special_heads
+        special_parents = self._special_parents
         caps = self._caps
-        index = bisect_right(heads, path) - 1
-        while index >= 0 and not path.startswith(heads[index]):
-            index = parents[index]
+        index = bisect_right(special_heads, path) - 1
+        while index >= 0 and not path.startswith(special_heads[index]):
+            index = special_parents[index]
         # From here on every head up the chain is a prefix of the path.
         while index >= 0 and caps[index] > best_rank:
             entries = self._buckets[index]
             literals = self._literals[index]
-            length = len(heads[index])
-            index = parents[index]
+            length = len(special_heads[index])
+            index = special_parents[index]
             if literals is not None:
                 # Only the entries whose longest literal occurs in the path, still in rank order.
                 entries = compress(entries, map(path.__contains__, literals))  # type: ignore[assignment]
@@ -307,7 +312,7 @@ def _required(entry: Entry) -> str:
     if how == _CONTAINS or how == _ENDS:
         return needs  # type: ignore[return-value]
     if how == _WILD:
-        middle, last, _ = needs  # type: ignore[misc]
+        middle, last, _ = needs  # type: ignore[misc, str-unpack]
         return max((*middle, last), key=len)
     return ""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Any, TYPE_CHECKING, Final
 
 from scrapy_robots.decoding import decode_robotstxt
 from scrapy_robots.rfc9309._agents import index_groups, scan_groups, select_groups
@@ -111,7 +111,7 @@ class RobotsTxt:
         ``url`` should be percent-encoded as on the wire; non-ASCII characters
         are encoded as UTF-8 first.
         """
-        check = self._checks.get(user_agent, _UNSEEN)
+        check: Any = self._checks.get(user_agent, _UNSEEN)
         if check is _UNSEEN:
             check = self._check_for(user_agent)
         if check is None:
@@ -126,7 +126,7 @@ class RobotsTxt:
             path = normalize(path)
         # RFC 9309 2.2.2: /robots.txt itself is always allowed. Asked only of a
         # path the rules disallow, which most are not.
-        return check.allows(path) or (path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"))  # type: ignore[union-attr]
+        return check.allows(path) or (path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"))
 
     def explain(self, url: str | bytes, user_agent: str = "*") -> Explanation:
         """Which group and which rule decide whether ``user_agent`` may fetch ``url``."""
