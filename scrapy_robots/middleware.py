@@ -121,9 +121,9 @@ class RobotsTxtMiddleware:
         except FleetUnavailable:
             self.stats.inc_value("robotstxt/fleet/fallback")
             return False
-        # The fleet's reservation is the site's pace: the local slot must not add its
-        # own delay on top, which would push this start towards another crawler's.
-        self.pacer.apply_fleet_pacing(request)
+        # The fleet's reservation is the site's pace; the local slot only keeps this
+        # crawler's own starts a floor apart, without jitter (see slots.py).
+        self.pacer.apply_fleet_pacing(request, floor)
         self.stats.inc_value("robotstxt/fleet/paced")
         if wait > 0:
             await self._wait(request, self._sleep(wait))

@@ -59,21 +59,22 @@ def _floored_slot_class(slot_class: Any, floor: float) -> type:
     )
 
 
-def _fleet_slot_class(slot_class: Any) -> type:
-    """A ``Slot`` that adds no delay of its own: the fleet's reservation paces the site."""
+def _fleet_slot_class(slot_class: Any, floor: float) -> type:
+    """A ``Slot`` for a site the fleet paces: exactly ``floor`` between its own starts.
+
+    The fleet's reservations space the crawlers; this slot only keeps this crawler's
+    own starts a floor apart (across a Redis outage and back), with no jitter nor
+    AutoThrottle, which would push a start towards another crawler's reservation.
+    """
 
     def download_delay(self: Any) -> float:
-        return 0.0
+        return floor
 
     return type(
         f"FleetPaced{slot_class.__name__}",
         (slot_class,),
-        {"__slots__": (), "floor": FLEET, "download_delay": download_delay, "unfloored": slot_class},
+        {"__slots__": (), "floor": floor, "fleet": True, "download_delay": download_delay, "unfloored": slot_class},
     )
-
-
-#: The ``floor`` of a fleet-paced slot (not a delay).
-FLEET = -1.0
 
 
 class SlotPacer:
@@ -88,7 +89,7 @@ class SlotPacer:
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
         self._original: dict[str, dict[str, Any] | None] = {}
-        self._classes: dict[tuple[type, float], type] = {}
+        self._classes: dict[tuple[type, float, bool], type] = {}
 
     def user_delay(self, request: Request) -> float:
         """The delay the user configured for this request's slot (DOWNLOAD_SLOTS, else DOWNLOAD_DELAY)."""
@@ -126,31 +127,32 @@ class SlotPacer:
         slot = downloader.slots.get(downloader.get_slot_key(request))
         if slot is None:
             return 0.0
-        if slot.queue and getattr(slot, "floor", FLEET) != FLEET:
+        if slot.queue and not getattr(type(slot), "fleet", False):
             return None
         return max(0.0, slot.lastseen + floor - monotonic())
 
-    def apply_fleet_pacing(self, request: Request) -> None:
+    def apply_fleet_pacing(self, request: Request, floor: float) -> None:
         """The fleet paces this request's site (scrapy_robots.fleet): its local slot
-        must start requests when the fleet says, with no delay of its own."""
+        starts requests when the fleet says, a constant ``floor`` apart at least."""
         downloader = self._downloader()
         key = downloader.get_slot_key(request)
         if key not in self._original:
             self._original[key] = downloader.per_slot_settings.get(key)
-        downloader.per_slot_settings[key] = {**(self._original[key] or {}), "delay": 0.0}
+        downloader.per_slot_settings[key] = {**(self._original[key] or {}), "delay": floor, "jitter": 0}
         slot = downloader.slots.get(key)
         if slot is None:
             _, slot = downloader._get_slot(request)
-        self._set_class(slot, FLEET)
+        self._set_class(slot, floor, fleet=True)
 
-    def _set_class(self, slot: Any, floor: float) -> None:
-        if getattr(slot, "floor", None) == floor:
+    def _set_class(self, slot: Any, floor: float, fleet: bool = False) -> None:
+        cls = type(slot)
+        if getattr(cls, "floor", None) == floor and getattr(cls, "fleet", False) == fleet:
             return
-        base = getattr(type(slot), "unfloored", type(slot))
-        if (base, floor) not in self._classes:
-            factory = _fleet_slot_class(base) if floor == FLEET else _floored_slot_class(base, floor)
-            self._classes[(base, floor)] = factory
-        slot.__class__ = self._classes[(base, floor)]
+        base = getattr(cls, "unfloored", cls)
+        if (base, floor, fleet) not in self._classes:
+            factory = _fleet_slot_class if fleet else _floored_slot_class
+            self._classes[(base, floor, fleet)] = factory(base, floor)
+        slot.__class__ = self._classes[(base, floor, fleet)]
 
     def _restore(self, downloader: Any, key: str) -> None:
         original = self._original.pop(key)
