@@ -210,7 +210,8 @@ class CompiledRules:
         if self._special_cap == _NO_RANK and self._chain_best is None:
             # Only plain prefixes under longest match (most files): the longest
             # prefix decides outright, and its verdict is all that is asked for,
-            # so build no entry.
+            # so build no entry. The prefix walk is decide()'s, inlined on purpose:
+            # this is the hot path, and a method call would cost more than it does.
             heads = self._heads
             index = bisect_right(heads, path) - 1
             if index >= 0 and not path.startswith(heads[index]):
