@@ -8,13 +8,13 @@ import re
 import statistics
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from scrapy_robots.decoding import decode_robotstxt
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Coroutine, Sequence
 
 CORPUS = Path("/work/shared/corpus/robotstxt/test_data")
 _RULE_PATH = re.compile(r"(?im)^[ \t]*(?:dis)?allow[ \t]*:[ \t]*([^#\s]+)")
@@ -61,3 +61,30 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> Non
     for row in cells:
         print("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width) for i, (cell, width) in enumerate(zip(row, widths))))
     print()
+
+
+def run_in_reactor(main: Callable[[], Coroutine[Any, Any, None]], timeout: float) -> bool:
+    """Run ``main()`` in the (already installed) reactor, bounded by ``timeout``
+    seconds; return whether it timed out. A graceful Crawler.stop() would still wait
+    for every request queued in paced slots: stopping the reactor is what bounds the
+    run, and the caller reports what was seen until then."""
+    from twisted.internet import defer
+    from twisted.internet import reactor as _reactor
+
+    reactor: Any = _reactor  # Twisted types the global reactor as a module, not a reactor
+    timed_out = False
+    failures: list[Any] = []
+
+    def give_up() -> None:
+        nonlocal timed_out
+        timed_out = True
+        reactor.stop()
+
+    watchdog = reactor.callLater(timeout, give_up)
+    finished: Any = defer.ensureDeferred(main())
+    finished.addErrback(failures.append)
+    finished.addBoth(lambda _: None if timed_out else (watchdog.cancel(), reactor.stop()))
+    reactor.run()
+    if failures:
+        raise RuntimeError(failures[0].getTraceback())
+    return timed_out

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # tests/servers.py and tests/crawling.py
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _common import print_table  # noqa: E402
+from _common import print_table, run_in_reactor  # noqa: E402
 
 # The server sees a request a little after Scrapy sends it, and a reused connection can
 # make one arrival quicker than the previous: the measurement's slack, the same 10 ms that
@@ -109,13 +109,9 @@ def run_one(mode: str, sites: int, pages: int, timeout: float) -> dict[str, Any]
     install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
 
     from scrapy.crawler import CrawlerRunner
-    from twisted.internet import defer
-    from twisted.internet import reactor as _reactor
 
     from crawling import OURS, RecordingSpider
     from servers import SiteServer, body
-
-    reactor: Any = _reactor  # Twisted types the global reactor as a module, not a reactor
 
     settings: dict[str, Any] = {
         "ROBOTSTXT_OBEY": True,
@@ -133,34 +129,18 @@ def run_one(mode: str, sites: int, pages: int, timeout: float) -> dict[str, Any]
     urls = [f"{server.url}/page{n}" for n in range(pages) for server in servers]
     result: dict[str, Any] = {"mode": mode, "timed_out": False, "lost": 0, "wall": timeout}
 
-    def give_up() -> None:
-        # A graceful Crawler.stop() would still wait for every request queued in the
-        # paced slots; stopping the reactor is what bounds the run. What the servers
-        # saw until then is reported, flagged TIMED OUT.
-        result["timed_out"] = True
-        reactor.stop()
-
     async def main() -> None:
         crawler = CrawlerRunner(settings).create_crawler(RecordingSpider)
-        watchdog = reactor.callLater(timeout, give_up)
         result["start"] = time.monotonic()
         await crawler.crawl(urls=urls)
         result["wall"] = time.monotonic() - result["start"]
-        if watchdog.active():
-            watchdog.cancel()
         spider = crawler.spider
         assert isinstance(spider, RecordingSpider)
         result["lost"] = len(spider.failed) + len(spider.ignored)  # requests that never got a response
         for server in servers:
             await server.stop()
 
-    failures: list[Any] = []
-    finished = defer.ensureDeferred(main())
-    finished.addErrback(failures.append)
-    finished.addBoth(lambda _: None if result["timed_out"] else reactor.stop())
-    reactor.run()
-    if failures:
-        raise RuntimeError(failures[0].getTraceback())
+    result["timed_out"] = run_in_reactor(main, timeout)
     result["sites"] = [
         {
             **asdict(p),

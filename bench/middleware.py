@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # tests/servers.py and tests/crawling.py
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _common import median_seconds, print_table  # noqa: E402
+from _common import median_seconds, print_table, run_in_reactor  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -152,8 +152,6 @@ def run_one(mode: str, bases: list[str], pages: int, timeout: float) -> dict[str
     install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
 
     from scrapy.crawler import CrawlerRunner
-    from twisted.internet import defer
-    from twisted.internet import reactor as _reactor
 
     from crawling import BASE_SETTINGS, OURS, RecordingSpider
 
@@ -166,7 +164,6 @@ def run_one(mode: str, bases: list[str], pages: int, timeout: float) -> dict[str
     import scrapy_robots.parsers.protego  # noqa: F401
     import scrapy_robots.parsers.rfc9309  # noqa: F401
 
-    reactor: Any = _reactor
     settings: dict[str, Any] = {
         **BASE_SETTINGS,
         "DOWNLOADER_MIDDLEWARES": OURS if mode.startswith("ours") else {},
@@ -192,20 +189,13 @@ def run_one(mode: str, bases: list[str], pages: int, timeout: float) -> dict[str
             if len(self.downloaded) in window:
                 marks[len(self.downloaded)] = (time.process_time(), time.perf_counter())
 
-    def give_up() -> None:
-        result["timed_out"] = True
-        reactor.stop()
-
     async def main() -> None:
         crawler = CrawlerRunner(settings).create_crawler(MarkingSpider)
-        watchdog = reactor.callLater(timeout, give_up)
         # CPU of this process only (the servers run elsewhere), from the crawl's start
         # (engine, middlewares, robots.txt fetches included) to its end.
         cpu, wall = time.process_time(), time.perf_counter()
         await crawler.crawl(urls=urls)
         result["cpu"], result["wall"] = time.process_time() - cpu, time.perf_counter() - wall
-        if watchdog.active():
-            watchdog.cancel()
         spider = crawler.spider
         assert isinstance(spider, RecordingSpider)
         result["pages"] = len(spider.downloaded)
@@ -218,13 +208,7 @@ def run_one(mode: str, bases: list[str], pages: int, timeout: float) -> dict[str
         if mode == "stock":
             result["unchecked"] = __getattr__("CountingStockMiddleware").unchecked
 
-    failures: list[Any] = []
-    finished = defer.ensureDeferred(main())
-    finished.addErrback(failures.append)
-    finished.addBoth(lambda _: None if result["timed_out"] else reactor.stop())
-    reactor.run()
-    if failures:
-        raise RuntimeError(failures[0].getTraceback())
+    result["timed_out"] = run_in_reactor(main, timeout)
     return result
 
 
