@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest_twisted
 
-from crawling import RecordingSpider, crawl, stat
+from crawling import RecordingSpider, crawl, robots_middleware, stat
 from servers import body
 
 
@@ -39,6 +39,11 @@ async def test_scrapy_parser_class_in_setting(serve):
         [f"{site.url}/private", f"{site.url}/ok"], ROBOTSTXT_PARSER="scrapy.robotstxt.ProtegoRobotParser"
     )
     assert crawler.spider.downloaded == [f"{site.url}/ok"]
+    # The answer alone would be the same with the default parser: check which one ran.
+    mw = robots_middleware(crawler)
+    assert mw.parser_name == "ProtegoRobotParser"
+    _, entry = mw.cache.lookup(f"http://{site.host}:{site.port}")
+    assert type(entry.parser.wrapped).__name__ == "ProtegoRobotParser"
 
 
 @pytest_twisted.ensureDeferred
