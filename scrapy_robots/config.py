@@ -79,7 +79,7 @@ class RobotsConfig:
             maxsize=_number(settings, "ROBOTSTXT_MAXSIZE", 500 * 1024, int, minimum=1),
             timeout=timeout,
             status_policy=StatusPolicy.from_setting(settings.get("ROBOTSTXT_STATUS_POLICY")),
-            retry_delay=_number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_DELAY", 300.0, float, minimum=0),
+            retry_delay=_number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_DELAY", 30.0, float, minimum=0),
             retry_max_delay=_number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY", 3600.0, float, minimum=0),
             retry_times=_number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_TIMES", 3, int, minimum=0),
             allow_after=_number(settings, "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER", 30 * DAY, float, minimum=0),

@@ -11,14 +11,13 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import StopDownload
 from scrapy.http import Request
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -27,8 +26,6 @@ if TYPE_CHECKING:
     from scrapy_robots.config import RobotsConfig
 
 logger = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 #: Meta key marking our robots.txt requests (the size cap only applies to them).
 FETCH_META = "robotstxt_fetch"
@@ -69,6 +66,9 @@ class RobotsFetcher:
             callback=NO_CALLBACK,
             meta={
                 "dont_obey_robotstxt": True,
+                # The robots.txt of a site the spider reaches (allow_offsite, dont_filter)
+                # must not be refused by Scrapy's OffsiteMiddleware (2.11.2+).
+                "allow_offsite": True,
                 # Our own unreachable backoff retries later; Scrapy's immediate retries
                 # would only hold the site's waiting requests longer.
                 "dont_retry": True,
@@ -112,7 +112,13 @@ class RobotsFetcher:
         # A large uncompressed robots.txt is read up to the cap, not refused: lift the
         # handler's Content-Length check (it reads the meta key after this signal) and
         # let _bytes_received stop the transfer at ROBOTSTXT_MAXSIZE.
-        if body_length and body_length > request.meta["download_maxsize"] and not headers.get(b"Content-Encoding"):
+        # body_length is Twisted's UNKNOWN_LENGTH (a string) when the answer is chunked
+        # or close-delimited: then nothing is known yet, and _bytes_received counts.
+        if (
+            isinstance(body_length, int)
+            and body_length > request.meta["download_maxsize"]
+            and not headers.get(b"Content-Encoding")
+        ):
             request.meta["download_maxsize"] = 0
 
     def _bytes_received(self, data: bytes, request: Request, **kwargs: Any) -> None:
@@ -122,35 +128,6 @@ class RobotsFetcher:
         request.meta[_RECEIVED_META] = received
         if received > self.maxsize:
             raise StopDownload(fail=False)
-
-
-class SingleFlight:
-    """At most one ``work()`` per key at a time; callers that arrive meanwhile share its result."""
-
-    def __init__(self) -> None:
-        self._flights: dict[str, list[Deferred[Any]]] = {}
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._flights
-
-    def __len__(self) -> int:
-        return len(self._flights)
-
-    async def run(self, key: str, work: Callable[[], Awaitable[T]]) -> T:
-        if key in self._flights:
-            waiter: Deferred[T] = Deferred()
-            self._flights[key].append(waiter)
-            return await maybe_deferred_to_future(waiter)
-        self._flights[key] = []
-        try:
-            result = await work()
-        except BaseException as exc:
-            for waiter in self._flights.pop(key):
-                waiter.errback(exc)
-            raise
-        for waiter in self._flights.pop(key):
-            waiter.callback(result)
-        return result
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -16,6 +16,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
 from twisted.internet import reactor
+from twisted.internet.defer import Deferred
 from twisted.internet.task import deferLater
 
 from scrapy_robots.cache import RobotsCache, RobotsEntry, lifetime_from_headers
@@ -23,10 +24,11 @@ from scrapy_robots.config import RobotsConfig
 from scrapy_robots.decoding import normalize_robotstxt
 from scrapy_robots.delay import read_site_delay
 from scrapy_robots.fleet.link import FleetUnavailable
-from scrapy_robots.fetch import FetchResult, RobotsFetcher, SingleFlight, site_of
+from scrapy_robots.fetch import FetchResult, RobotsFetcher, site_of
 from scrapy_robots.parsers import RobotParser, as_robot_parser
 from scrapy_robots.policy import Action
-from scrapy_robots.slots import SlotPacer, concurrency_released
+from scrapy_robots.slots import SlotPacer
+from scrapy_robots.waiting import CrawlClosing, WaitingRoom
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -38,6 +40,14 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 FORBIDDEN = "Forbidden by robots.txt"
+#: Meta key of a request sent back to the scheduler when the crawl closed.
+_REQUEUED_ON_CLOSE = "_robotstxt_requeued_on_close"
+#: Seconds a request beyond ROBOTSTXT_MAX_WAITING keeps its place before it is requeued.
+OVERFLOW_PAUSE = 0.5
+
+
+class _RoomFull(Exception):
+    """ROBOTSTXT_MAX_WAITING requests are parked already."""
 
 
 @dataclass(frozen=True)
@@ -69,10 +79,12 @@ class RobotsTxtMiddleware:
         self.shared: Any = storage if getattr(storage, "shared", False) else None
         self.fleet_pacer: Any = self.shared.pacer() if self.shared is not None and config.fleet.pacing else None
         self.fetcher = RobotsFetcher(crawler, config)
-        self.flights = SingleFlight()
+        self.room = WaitingRoom(crawler, config.max_waiting)
         self.pacer = SlotPacer(crawler)
         self.paced_sites = False
-        self.waiting = 0
+        # On close, parked requests go back to a scheduler that keeps its queue.
+        settings = crawler.settings
+        self.requeue_on_close = bool(settings.get("JOBDIR")) or settings.getbool("SCHEDULER_PERSIST")
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
 
     @classmethod
@@ -88,22 +100,52 @@ class RobotsTxtMiddleware:
                 f"ROBOTSTXT_PARSER = {self.parser_name} cannot be used: {exc}"
             ) from exc
 
-    async def process_request(self, request: Request, spider: Spider | None = None) -> None:
+    async def process_request(self, request: Request, spider: Spider | None = None) -> Request | None:
         if request.meta.get("dont_obey_robotstxt"):
-            return
+            return None
         if request.url.startswith(("data:", "file:")):
-            return
-        entry = await self.robots_for(request)
-        verdict = self.verdict(entry, request)
-        if not verdict.allowed:
-            logger.debug(
-                "%(reason)s: %(request)s", {"reason": verdict.reason, "request": request}, extra={"spider": self.crawler.spider}
-            )
-            self.stats.inc_value(verdict.stat)
-            raise IgnoreRequest(verdict.reason)
-        if self.fleet_pacer is not None and await self._fleet_pace(entry, request):
-            return
+            return None
+        try:
+            entry = await self.robots_for(request)
+            verdict = self.verdict(entry, request)
+            if not verdict.allowed:
+                logger.debug(
+                    "%(reason)s: %(request)s", {"reason": verdict.reason, "request": request},
+                    extra={"spider": self.crawler.spider},
+                )  # fmt: skip
+                self.stats.inc_value(verdict.stat)
+                raise IgnoreRequest(verdict.reason)
+            if self.fleet_pacer is not None and await self._fleet_pace(entry, request):
+                return None
+        except CrawlClosing as closing:
+            return self._closing(request, closing)
+        except _RoomFull:
+            return await self._overflow(request)
         self._pace(entry, request)
+        return None
+
+    def _closing(self, request: Request, closing: CrawlClosing) -> Request:
+        """The crawl is closing while ``request`` waits: back to a persistent scheduler
+        (JOBDIR), else ignored with the reason. Never lost without a word."""
+        if self.requeue_on_close and not request.meta.get(_REQUEUED_ON_CLOSE):
+            self.stats.inc_value("robotstxt/closing/requeued")
+            logger.debug("%(reason)s: %(request)s goes back to the scheduler", {"reason": closing, "request": request},
+                         extra={"spider": self.crawler.spider})  # fmt: skip
+            # It passed the dupefilter once already; the scheduler would drop it as seen.
+            return request.replace(dont_filter=True, meta={**request.meta, _REQUEUED_ON_CLOSE: True})
+        self.stats.inc_value("robotstxt/closing/ignored")
+        logger.debug("%(reason)s: %(request)s ignored", {"reason": closing, "request": request},
+                     extra={"spider": self.crawler.spider})  # fmt: skip
+        raise IgnoreRequest(str(closing))
+
+    async def _overflow(self, request: Request) -> Request:
+        """ROBOTSTXT_MAX_WAITING requests are parked already: ``request`` goes back to the
+        scheduler, one priority lower so that requests of other sites pass it, after a
+        short pause in its download place (the engine would otherwise pull it straight
+        back while nothing else is queued)."""
+        self.stats.inc_value("robotstxt/waiting/requeued")
+        await self._sleep(OVERFLOW_PAUSE)
+        return request.replace(dont_filter=True, priority=request.priority - 1)
 
     async def _fleet_pace(self, entry: RobotsEntry, request: Request) -> bool:
         """Wait for the site's turn across the fleet; False when Redis cannot say
@@ -126,7 +168,11 @@ class RobotsTxtMiddleware:
         self.pacer.apply_fleet_pacing(request, floor)
         self.stats.inc_value("robotstxt/fleet/paced")
         if wait > 0:
-            await self._wait(request, self._sleep(wait))
+            timer = self._timer(wait)
+            if self.room.full():
+                await maybe_deferred_to_future(timer)
+            else:
+                await self.room.wait(request, entry.site, "waiting for its turn in the fleet's pace", timer)
         return True
 
     async def robots_for(self, request: Request) -> RobotsEntry:
@@ -143,10 +189,10 @@ class RobotsTxtMiddleware:
         try:
             if entry.delay is not None:
                 self.paced_sites = True
-                self.pacer.apply_crawl_delay(request, entry.delay.applied)
+                self.pacer.apply_crawl_delay(request, entry.site, entry.delay.applied)
             elif self.paced_sites:
                 # The site's robots.txt may have dropped its Crawl-delay since.
-                self.pacer.apply_crawl_delay(request, None)
+                self.pacer.apply_crawl_delay(request, entry.site, None)
         except Exception:
             # Scrapy's downloader changed under us (see slots.py): say so loudly, but
             # do not turn a pacing failure into a lost request.
@@ -208,42 +254,48 @@ class RobotsTxtMiddleware:
     # -- cache, single fetch, waiting -------------------------------------------
 
     async def _entry_for(self, site: str, request: Request) -> RobotsEntry:
-        retries_waited = 0
         while True:
             state, entry = self.cache.lookup(site)
             self.stats.inc_value(f"robotstxt/cache/{state}")
             if state == RobotsCache.HIT:
                 assert entry is not None
-                if entry.action is not Action.UNREACHABLE or retries_waited >= self.config.retry_times:
+                if not self._worth_waiting(entry):
                     return entry
-                # Unreachable for now: wait for the next attempt rather than drop.
-                retries_waited += 1
-                await self._wait(request, self._sleep(entry.expires_at - time.time()))
+                # Unreachable for now, and another attempt is due: wait for it.
+                await self._park(request, site, "unreachable", self._timer(entry.expires_at - time.time()))
                 continue
+            if self.room.closing:
+                raise CrawlClosing(site, "not fetched yet")
             previous = entry
-            entry = await self._wait(request, self.flights.run(site, lambda: self._refresh(site, previous, request)))
-            if entry.action is not Action.UNREACHABLE or retries_waited >= self.config.retry_times:
+            flight = self.room.join(site, lambda: self._refresh(site, previous, request))
+            entry = await self._park(request, site, "being fetched", flight)
+            if not self._worth_waiting(entry):
                 return entry
 
-    async def _wait(self, request: Request, awaitable: Any) -> Any:
+    def _worth_waiting(self, entry: RobotsEntry) -> bool:
+        """An unreachable site's requests wait while its attempts are within
+        ROBOTSTXT_UNREACHABLE_RETRY_TIMES retries; after that they are ignored at once
+        (until the next attempt, which the next request to need the site makes)."""
+        return entry.action is Action.UNREACHABLE and entry.failures <= self.config.retry_times
+
+    async def _park(self, request: Request, site: str, state: str, source: Deferred[Any]) -> Any:
         self.stats.inc_value("robotstxt/deferred")
-        if self.waiting >= self.config.max_waiting:
-            # Back-pressure: beyond the bound, waiting requests keep their place.
-            return await awaitable
-        self.waiting += 1
-        try:
-            with concurrency_released(self.crawler, request):
-                return await awaitable
-        finally:
-            self.waiting -= 1
+        if self.room.full():
+            source.cancel()
+            raise _RoomFull
+        return await self.room.wait(request, site, state, source)
 
     @staticmethod
-    async def _sleep(seconds: float) -> None:
+    def _timer(seconds: float) -> Deferred[None]:
+        return deferLater(reactor, max(seconds, 0.0), lambda: None)
+
+    @classmethod
+    async def _sleep(cls, seconds: float) -> None:
         if seconds > 0:
-            await maybe_deferred_to_future(deferLater(reactor, seconds, lambda: None))
+            await maybe_deferred_to_future(cls._timer(seconds))
 
     def _spider_idle(self) -> None:
-        if self.waiting:
+        if len(self.room) or self.room.flights:
             # Requests parked outside Downloader.active still belong to this crawl.
             raise DontCloseSpider
 
@@ -289,6 +341,9 @@ class RobotsTxtMiddleware:
             self.stats.inc_value("robotstxt/retry")
         self.stats.inc_value("robotstxt/request_count")
         result = await self.fetcher.fetch(site)
+        if self.room.closing:
+            # The fetch was cut short by the close: its outcome says nothing of the site.
+            raise CrawlClosing(site, "being fetched")
         entry = await self._decide(site, result, previous, request)
         self.stats.inc_value(f"robotstxt/policy/{entry.action.value}")
         self._log_decision(entry, result)
@@ -313,10 +368,16 @@ class RobotsTxtMiddleware:
             name = type(exc).__name__
             self.stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
             action, status, error = policy.action_for_failure(), None, f"{name}: {exc}" if str(exc) else name
-            if isinstance(exc, IgnoreRequest) and "max redirections" in str(exc):
+            kind = failure_kind(exc)
+            if kind == REDIRECT_LOOP:
                 # Scrapy's RedirectMiddleware gave up (REDIRECT_MAX_TIMES): RFC 9309
                 # 2.3.1.2 treats an endless redirect like the 3xx it is.
                 action = policy.action_for_redirect_loop()
+            elif kind == REFUSED:
+                # Another downloader middleware refused the robots.txt request: that is
+                # no network failure. As Scrapy's middleware does, the site is allowed.
+                action = Action.ALLOW
+                self.stats.inc_value("robotstxt/fetch_refused")
         else:
             self.stats.inc_value("robotstxt/response_count")
             self.stats.inc_value(f"robotstxt/response_status_count/{response.status}")
@@ -411,19 +472,65 @@ class RobotsTxtMiddleware:
         return as_robot_parser(parser, self.config.user_agent or self.config.default_user_agent)
 
     def _log_decision(self, entry: RobotsEntry, result: FetchResult) -> None:
-        outcome = f"HTTP {entry.status}" if entry.status is not None else entry.error
+        """One line per robots.txt outcome: INFO for a policy decision, WARNING for what
+        keeps a site's requests out for want of an answer (a network error, a gzip bomb,
+        an unreachable site: its first attempt, and when its waiting requests give up)."""
+        response = result.response
+        outcome = f"HTTP {response.status}" if response is not None else entry.error
+        level = logging.INFO
         details = ""
-        if entry.action is Action.PARSE:
+        if entry.failures:  # this fetch failed: unreachable, or an older copy kept
+            backoff = entry.expires_at - entry.fetched_at
+            waiting = self.room.waiting_for(entry.site)
+            if entry.action is not Action.UNREACHABLE:
+                details = f" (previous copy kept), attempt {entry.failures}, next in {backoff:.0f}s"
+            elif self._worth_waiting(entry):
+                details = (
+                    f", attempt {entry.failures} of {self.config.retry_times + 1}: {waiting} request(s) wait, "
+                    f"next attempt in {backoff:.0f}s (ROBOTSTXT_UNREACHABLE_RETRY_DELAY, "
+                    f"ROBOTSTXT_UNREACHABLE_RETRY_TIMES)"
+                )
+                if entry.failures == 1:
+                    level = logging.WARNING
+            else:
+                details = (
+                    f", attempt {entry.failures}: {waiting} waiting request(s) ignored; the site is tried again "
+                    f"in {backoff:.0f}s if a request needs it"
+                )
+                if waiting:
+                    level = logging.WARNING
+        elif entry.action is Action.PARSE:
             details = f", {entry.size} bytes{' (truncated)' if entry.truncated else ''}, parser {self.parser_name}"
             if entry.delay is not None:
                 details += f", crawl-delay {entry.delay.applied:g}s"
                 if entry.delay.applied != entry.delay.asked:
                     details += f" (asked {entry.delay.asked:g}s)"
-        elif entry.action is Action.UNREACHABLE or entry.failures:
-            details = f", attempt {entry.failures}, next in {entry.expires_at - entry.fetched_at:.0f}s"
+        elif response is None and failure_kind(result.error) == REFUSED:
+            details = " (a downloader middleware refused the robots.txt request)"
+        elif response is None:
+            level = logging.WARNING  # a failure the policy turned into allow or deny
         redirected = f" (redirected to {result.url})" if result.url != result.requested_url else ""
-        logger.info(
+        logger.log(
+            level,
             "robots.txt for %(site)s: %(outcome)s -> %(action)s%(details)s%(redirected)s",
             {"site": entry.site, "outcome": outcome, "action": entry.action.value, "details": details, "redirected": redirected},
             extra={"spider": self.crawler.spider},
         )
+
+
+#: How a robots.txt download failed (:func:`failure_kind`).
+NETWORK_ERROR, REDIRECT_LOOP, REFUSED, TOO_LARGE = "network", "redirect_loop", "refused", "too_large"
+
+
+def failure_kind(exc: BaseException | None) -> str:
+    """What an exception from the robots.txt download means. ``IgnoreRequest`` is
+    raised by downloader middlewares for very different reasons: Scrapy's redirect
+    middleware giving up, its decompression bound (a gzip bomb), or a refusal."""
+    if not isinstance(exc, IgnoreRequest):
+        return NETWORK_ERROR
+    message = str(exc)
+    if "max redirections" in message:
+        return REDIRECT_LOOP
+    if "decompress" in message.lower() or "Decompression" in type(exc.__cause__).__name__:
+        return TOO_LARGE
+    return REFUSED

@@ -1,4 +1,4 @@
-"""The only module that touches Scrapy's downloader internals.
+"""The only module that touches Scrapy's downloader and engine internals.
 
 Scrapy is reworking its downloader (an open pull request would replace
 ``Downloader.slots``); when that lands, this module is the one to change.
@@ -37,6 +37,23 @@ def concurrency_released(crawler: Crawler, request: Request) -> Iterator[None]:
     finally:
         if held:
             active.add(request)
+
+
+def engine_closing(crawler: Crawler) -> bool:
+    """Has the crawl begun to close (or stop)?
+
+    Scrapy 2.19 sends no signal when ``close_spider_async`` starts: it logs "Closing
+    spider", marks its engine slot as closing and waits for every request in progress,
+    parked ones included. ``engine.running`` turns false first on a stop (Ctrl-C).
+    """
+    engine = crawler.engine
+    if engine is None:
+        return False
+    slot = getattr(engine, "_slot", None)
+    if slot is None:
+        # No engine slot: not opened yet (crawl starting) or already closed.
+        return getattr(engine, "spider", None) is not None
+    return slot.closing is not None or not engine.running
 
 
 def _floored_slot_class(slot_class: Any, floor: float) -> type:
@@ -89,6 +106,9 @@ class SlotPacer:
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
         self._original: dict[str, dict[str, Any] | None] = {}
+        # slot key -> {site: its delay}: several sites may share a slot (meta
+        # "download_slot"); the slot keeps the largest of their delays.
+        self._delays: dict[str, dict[str, float]] = {}
         self._classes: dict[tuple[type, float, bool], type] = {}
 
     def user_delay(self, request: Request) -> float:
@@ -98,16 +118,28 @@ class SlotPacer:
         settings = self._original[key] if key in self._original else downloader.per_slot_settings.get(key)
         return float((settings or {}).get("delay", self.crawler.settings.getfloat("DOWNLOAD_DELAY")))
 
-    def apply_crawl_delay(self, request: Request, delay: float | None) -> None:
-        """Make ``delay`` the floor of the slot that will download ``request``; ``None``
-        removes a floor set before (the site's new robots.txt dropped its Crawl-delay)."""
+    def apply_crawl_delay(self, request: Request, site: str, delay: float | None) -> None:
+        """Make ``site``'s ``delay`` a floor of the slot that will download ``request``;
+        ``None`` withdraws the site's floor (its new robots.txt dropped its Crawl-delay).
+        A slot shared by several sites keeps the largest of their delays."""
         downloader = self._downloader()
         key = downloader.get_slot_key(request)
+        delays = self._delays.get(key)
         if delay is None:
-            if key in self._original:
+            if delays is None or site not in delays:
+                return
+            del delays[site]
+            if not delays:
+                del self._delays[key]
                 self._restore(downloader, key)
-            return
-        floor = max(delay, self.user_delay(request))
+                return
+        else:
+            if delays is None:
+                delays = self._delays[key] = {}
+            if delays.get(site) == delay and getattr(downloader.slots.get(key), "floor", None) is not None:
+                return  # nothing changed: the hot path of a paced site
+            delays[site] = delay
+        floor = max(max(delays.values()), self.user_delay(request))
         if key not in self._original:
             self._original[key] = downloader.per_slot_settings.get(key)
         downloader.per_slot_settings[key] = {**(self._original[key] or {}), "delay": floor}

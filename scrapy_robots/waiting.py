@@ -1,0 +1,177 @@
+"""Where requests wait for their site's robots.txt: one fetch shared by all of them
+(:class:`SingleFlight`), and the room they wait in (:class:`WaitingRoom`).
+
+A parked request leaves the downloader's ``CONCURRENT_REQUESTS`` count (see
+:func:`scrapy_robots.slots.concurrency_released`), so a slow or unreachable site does
+not stall the others. Parking must never hold a crawl hostage:
+
+- when the crawl starts closing (Ctrl-C, ``CLOSESPIDER_*``, ``engine.close_spider``),
+  every parked request is released at once with :class:`CrawlClosing`, whatever the
+  retry schedule. Scrapy sends no signal at that moment, so the room watches the
+  engine while anything is parked (:func:`scrapy_robots.slots.engine_closing`);
+- the number parked is bounded (``ROBOTSTXT_MAX_WAITING``); the middleware sends a
+  request beyond the bound back to the scheduler rather than let it hold a download place.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from twisted.internet.defer import CancelledError, Deferred
+from twisted.internet.task import LoopingCall
+from twisted.python.failure import Failure
+
+from scrapy_robots.slots import concurrency_released, engine_closing
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request
+
+logger = logging.getLogger(__name__)
+
+#: Seconds between two looks at the engine while requests are parked.
+WATCH_INTERVAL = 0.25
+
+
+class CrawlClosing(Exception):
+    """The crawl began closing while a request waited for its site's robots.txt."""
+
+    def __init__(self, site: str, state: str):
+        super().__init__(f"crawl closing while robots.txt of {site} was {state}")
+        self.site = site
+        self.state = state
+
+
+class SingleFlight:
+    """At most one ``work()`` per key at a time; every caller that joins meanwhile gets
+    the result through a Deferred of its own (which it may cancel without touching
+    the work or the other callers)."""
+
+    def __init__(self) -> None:
+        self._flights: dict[str, tuple[Deferred[Any], list[Deferred[Any]]]] = {}
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._flights
+
+    def __len__(self) -> int:
+        return len(self._flights)
+
+    def join(self, key: str, work: Callable[[], Awaitable[Any]]) -> Deferred[Any]:
+        waiter: Deferred[Any] = Deferred()
+        if key in self._flights:
+            self._flights[key][1].append(waiter)
+            return waiter
+        running = deferred_from_coro(work())
+        self._flights[key] = (running, [waiter])
+        running.addBoth(self._land, key)
+        return waiter
+
+    def cancel_all(self) -> None:
+        """Cancel every work in flight (its download included)."""
+        for running, _ in list(self._flights.values()):
+            running.cancel()
+
+    def _land(self, result: Any, key: str) -> None:
+        _, waiters = self._flights.pop(key)
+        live = [waiter for waiter in waiters if not waiter.called]
+        for waiter in live:
+            if isinstance(result, Failure):
+                waiter.errback(result)
+            else:
+                waiter.callback(result)
+        if isinstance(result, Failure) and not live and not result.check(CancelledError, CrawlClosing):
+            logger.error("robots.txt work for %(key)s failed", {"key": key}, exc_info=result.value)
+
+
+class WaitingRoom:
+    def __init__(self, crawler: Crawler, max_waiting: int):
+        self.crawler = crawler
+        self.max_waiting = max_waiting
+        self.closing = False
+        self.per_site: Counter[str] = Counter()
+        self.flights = SingleFlight()
+        # release Deferred -> (site, what it waits for, the source to cancel on close)
+        self._parked: dict[Deferred[Any], tuple[str, str, Deferred[Any]]] = {}
+        self._watch = LoopingCall(self._look_at_engine)
+
+    def __len__(self) -> int:
+        return len(self._parked)
+
+    def full(self) -> bool:
+        return len(self._parked) >= self.max_waiting
+
+    def waiting_for(self, site: str) -> int:
+        return self.per_site[site]
+
+    async def wait(self, request: Request, site: str, state: str, source: Deferred[Any]) -> Any:
+        """Park ``request`` until ``source`` fires and return its result; raise
+        :class:`CrawlClosing` as soon as the crawl starts closing. ``source`` must be
+        this request's own Deferred: it is cancelled on close."""
+        if self.closing or engine_closing(self.crawler):
+            self._close_now()
+            source.cancel()
+            raise CrawlClosing(site, state)
+        release: Deferred[Any] = Deferred()
+
+        def forward(result: Any) -> None:
+            if not release.called:
+                if isinstance(result, Failure):
+                    release.errback(result)
+                else:
+                    release.callback(result)
+            # else: the close released this request first; the late result is dropped.
+
+        source.addBoth(forward)
+        self._parked[release] = (site, state, source)
+        self.per_site[site] += 1
+        self._start_watching()
+        try:
+            with concurrency_released(self.crawler, request):
+                return await maybe_deferred_to_future(release)
+        finally:
+            del self._parked[release]
+            self.per_site[site] -= 1
+            if not self.per_site[site]:
+                del self.per_site[site]
+            self._stop_watching()
+
+    def join(self, site: str, work: Callable[[], Awaitable[Any]]) -> Deferred[Any]:
+        """This caller's Deferred for the site's one ``work()`` in flight (started now
+        if there is none). A fetch in flight is watched too: it is cancelled on close."""
+        waiter = self.flights.join(site, work)
+        self._start_watching()
+        return waiter
+
+    def _start_watching(self) -> None:
+        if not self._watch.running:
+            self._watch.start(WATCH_INTERVAL, now=False)
+
+    def _stop_watching(self) -> None:
+        if not self._parked and not self.flights and self._watch.running:
+            self._watch.stop()
+
+    def _look_at_engine(self) -> None:
+        if engine_closing(self.crawler):
+            self._close_now()
+        self._stop_watching()
+
+    def _close_now(self) -> None:
+        if not self.closing:
+            self.closing = True
+            if self._parked:
+                logger.info(
+                    "Crawl closing: releasing %(count)d request(s) waiting for robots.txt of %(sites)d site(s)",
+                    {"count": len(self._parked), "sites": len(self.per_site)},
+                    extra={"spider": self.crawler.spider},
+                )
+        for release, (site, state, source) in list(self._parked.items()):
+            if not release.called:
+                release.errback(CrawlClosing(site, state))
+            source.cancel()
+        # A robots.txt download in flight is in the engine's "in progress" set too:
+        # it would hold the close up to ROBOTSTXT_TIMEOUT.
+        self.flights.cancel_all()
