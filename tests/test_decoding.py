@@ -25,16 +25,18 @@ def test_charset_from_content_type(header, codec):
     assert charset_from_content_type(header) == codec
 
 
-def test_latin1_body_decoded_with_its_charset():
+def test_latin1_body_percent_encoded_in_its_charset():
+    # The site's URLs are percent-encoded in its charset, as Google reads the raw bytes.
     body = "User-agent: *\nDisallow: /caf\u00e9\n".encode("latin-1")
     normalized = normalize_robotstxt(body, "text/plain; charset=iso-8859-1")
-    assert normalized == "User-agent: *\nDisallow: /caf\u00e9\n".encode()
+    assert normalized == b"User-agent: *\nDisallow: /caf%E9\n"
     parser = ProtegoParser(normalized, "FooBot")
-    assert not parser.allowed("https://example.com/caf%C3%A9")
+    assert not parser.allowed("https://example.com/caf%E9")
 
 
-def test_without_charset_utf8_and_bad_bytes_replaced():
-    assert decode_robotstxt(b"Disallow: /\xff") == "Disallow: /\ufffd"
+def test_without_charset_utf8_and_bad_bytes_percent_encoded():
+    assert decode_robotstxt(b"Disallow: /\xff") == "Disallow: /%FF"
+    assert decode_robotstxt("Disallow: /caf\u00e9".encode()) == "Disallow: /caf\u00e9"
 
 
 @pytest.mark.parametrize("bom", [codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE])

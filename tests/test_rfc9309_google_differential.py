@@ -18,6 +18,9 @@ googlebot = pytest.importorskip("jwm.robotstxt.googlebot")
 
 AGENT = "FooBot"
 _UNRESERVED_ESCAPE = re.compile(r"%(?:[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9]|2[Dd]|2[Ee]|5[Ff]|7[Ee])")
+_ESCAPED_SPECIAL = re.compile(r"%2[4Aa]")
+# Google keeps the first 2083 * 8 - 1 bytes of a line and drops the rest.
+GOOGLE_MAX_LINE = 2083 * 8
 
 
 def google_allowed(body: str, url: str, agent: str = AGENT) -> bool:
@@ -36,6 +39,10 @@ def deliberate_disagreement(body: str, url: str) -> str | None:
         return "percent-encoded unreserved characters"
     if re.search(r"%(?:[0-9A-Fa-f][a-f]|[a-f][0-9A-Fa-f])", url):
         return "lower-case percent-escapes in the URL"
+    if _ESCAPED_SPECIAL.search(url) or _ESCAPED_SPECIAL.search(body):
+        return "percent-encoded * and $"
+    if any(len(line.encode()) >= GOOGLE_MAX_LINE for line in re.split(r"\r\n|\r|\n", body)):
+        return "lines longer than Google reads"
     return None
 
 
@@ -71,6 +78,32 @@ def test_non_ascii_urls_are_encoded_where_google_does_not() -> None:
     url = "https://example.com/caf\u00e9"
     assert google_allowed(body, url)
     assert not RobotsTxt.parse(body).allowed(url, AGENT)
+    assert deliberate_disagreement(body, url)
+
+
+def test_percent_encoded_star_matches_a_literal_star_where_google_does_not() -> None:
+    body = "User-agent: *\nDisallow: /path/file-with-a-%2A.html\n"
+    url = "https://example.com/path/file-with-a-*.html"
+    assert google_allowed(body, url)
+    assert not RobotsTxt.parse(body).allowed(url, AGENT)
+    assert deliberate_disagreement(body, url)
+
+
+def test_long_lines_are_read_whole_where_google_cuts_them() -> None:
+    # RFC 9309 sets no line length, and a rule cut short is a broader rule than the
+    # one written: ours reads the whole line, Google its first 16,663 bytes.
+    prefix = "/x/" + "a" * (GOOGLE_MAX_LINE - len("disallow: /x/") + 1)
+    body = f"user-agent: FooBot\ndisallow: {prefix}/qux\n"
+    url = f"https://example.com{prefix}/fux"
+    assert not google_allowed(body, url)
+    assert RobotsTxt.parse(body).allowed(url, AGENT)
+    assert not RobotsTxt.parse(body).allowed(f"https://example.com{prefix}/qux", AGENT)
+    assert deliberate_disagreement(body, url)
+
+    body = f"user-agent: FooBot\ndisallow: /\nallow: {prefix}/qux\n"
+    assert google_allowed(body, url)
+    assert not RobotsTxt.parse(body).allowed(url, AGENT)
+    assert RobotsTxt.parse(body).allowed(f"https://example.com{prefix}/qux", AGENT)
     assert deliberate_disagreement(body, url)
 
 

@@ -17,6 +17,7 @@ GLOBAL: Final = "*"
 # RFC 9309 product tokens are letters, "-" and "_"; like Google, a User-agent
 # line is read up to the first other character ("Googlebot/2.1" names Googlebot).
 _TOKEN: Final = re.compile(r"[A-Za-z_-]*")
+_NON_ASCII: Final = re.compile(r"[^\x00-\x7f]")
 
 
 def agent_key(value: str) -> str:
@@ -85,8 +86,27 @@ def token_of(user_agent: str) -> str:
     if token is None:
         if len(_TOKENS) > 1024:
             _TOKENS.clear()
-        token = _TOKENS[user_agent] = product_token(user_agent).lower()
+        token = _TOKENS[user_agent] = crawler_name(user_agent).lower()
     return token
+
+
+def crawler_name(user_agent: str) -> str:
+    """The product token of a crawler's name or ``User-Agent`` header, as written.
+
+    :func:`~scrapy_robots.useragent.product_token`, except that a non-ASCII
+    letter is part of the name: ``Bö`` stays ``Bö``.
+    """
+    if user_agent.isascii():
+        return product_token(user_agent)
+    # product_token() reads ASCII names and would cut "Bö" to "B", which would then
+    # obey "User-agent: Bär" (read as "B", as Google reads it). Google compares the
+    # crawler's whole name, and a name with a non-ASCII letter equals no group's
+    # key (keys are ASCII): read the name with an ASCII letter standing in for
+    # each non-ASCII character, then take the same span of the real name.
+    stand_in = _NON_ASCII.sub("x", user_agent)
+    token = product_token(stand_in)
+    start = stand_in.find(token)
+    return user_agent[start : start + len(token)] if start >= 0 else token
 
 
 # product_token() costs microseconds and crawlers ask as the same agent all the time.

@@ -74,6 +74,9 @@ RawRule = tuple[int, bool, str]
 Entry = tuple[int, bool, RawRule, int, "str | _Wild | None"]
 
 _NO_RANK: Final = -(1 << 62)
+# Stand-ins for a pattern's literal "*" and "$" while its rules are filed.
+_STAR: Final = "\ue02a"
+_DOLLAR: Final = "\ue024"
 # Below this many entries a bucket is scanned as it is: the screen costs two
 # iterator objects, more than a few direct tests.
 _SCREEN_MIN: Final = 6
@@ -105,6 +108,16 @@ class CompiledRules:
         if "%" in blob or not blob.isascii():
             patterns = [normalize(pattern) for pattern in patterns]
             blob = "\n".join(patterns)
+        # "%2A" and "%24" are a literal "*" and "$", which URLs are compared with
+        # decoded (RFC 9309 2.2.3). With wildcards on, they stand in as characters
+        # that no normalised text holds until the rules are filed, so that neither
+        # reads as a wildcard or an anchor; each is one character, as in the URL,
+        # so ranks do not change when the stand-ins go.
+        stand_ins = False
+        if "%2A" in blob or "%24" in blob:
+            stand_ins = wildcards
+            star, dollar = (_STAR, _DOLLAR) if wildcards else ("*", "$")
+            patterns = [pattern.replace("%2A", star).replace("%24", dollar) for pattern in patterns]
         # Every pattern, keyed by its normalised text, with the one line that
         # speaks for it: of a pattern written twice, the earlier line (the dict
         # is built from the end), except that under longest match an Allow wins
@@ -143,6 +156,12 @@ class CompiledRules:
                         head, how, needs = _compile(derived)
                         rank = -raw[0] if first_match else 2 * len(derived) + 1
                         buckets.setdefault(head, []).append((rank, True, raw, how, needs))
+        if stand_ins:
+            plain = {_literal(pattern): raw for pattern, raw in plain.items()}
+            buckets = {
+                _literal(head): [(*entry[:4], _literal_needs(entry[4])) for entry in entries]
+                for head, entries in buckets.items()
+            }
         self._compile_plain(plain, first_match)
         self._compile_special(buckets)
 
@@ -316,6 +335,19 @@ def _required(entry: Entry) -> str:
         middle, last, _ = needs  # type: ignore[misc, str-unpack]
         return max((*middle, last), key=len)
     return ""
+
+
+def _literal(text: str) -> str:
+    return text.replace(_STAR, "*").replace(_DOLLAR, "$")
+
+
+def _literal_needs(needs: str | _Wild | None) -> str | _Wild | None:
+    if needs is None:
+        return None
+    if isinstance(needs, str):
+        return _literal(needs)
+    middle, last, dollar = needs
+    return tuple(map(_literal, middle)), _literal(last), dollar
 
 
 def _entry_order(entry: Entry) -> tuple[int, int]:

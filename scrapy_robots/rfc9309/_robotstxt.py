@@ -6,14 +6,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, TYPE_CHECKING, Final
 
-from scrapy_robots.decoding import decode_robotstxt
-from scrapy_robots.rfc9309._agents import index_groups, scan_groups, select_groups
+from scrapy_robots.decoding import PERCENT_ERRORS, decode_robotstxt
+from scrapy_robots.rfc9309._agents import crawler_name, index_groups, scan_groups, select_groups
 from scrapy_robots.rfc9309._groups import GroupBuilder
 from scrapy_robots.rfc9309._matcher import CompiledRules, Rule, rule_of
 from scrapy_robots.rfc9309._options import DEFAULT_OPTIONS, AgentMatching, EmptyRules, Options, Precedence
 from scrapy_robots.rfc9309._tokenizer import parse_robotstxt
-from scrapy_robots.rfc9309._url import normalize, path_of
-from scrapy_robots.useragent import product_token
+from scrapy_robots.rfc9309._url import normalize_url_path, path_of
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -109,7 +108,7 @@ class RobotsTxt:
         """Whether ``user_agent`` may fetch ``url`` (absolute, or a path).
 
         ``url`` should be percent-encoded as on the wire; non-ASCII characters
-        are encoded as UTF-8 first.
+        are encoded as UTF-8 first, and bytes that are not UTF-8 as themselves.
         """
         check: Any = self._checks.get(user_agent, _UNSEEN)
         if check is _UNSEEN:
@@ -118,12 +117,12 @@ class RobotsTxt:
             # No rule applies to this agent: every URL is allowed, parsed or not.
             return True
         if url.__class__ is not str:
-            url = url.decode("utf-8", "replace")  # type: ignore[union-attr]
+            url = url.decode("utf-8", PERCENT_ERRORS)  # type: ignore[union-attr]
         path = _PATH(url).group(1)  # type: ignore[union-attr]  # matches "" at worst
         if not path or path[0] != "/":
             path = "/" + path
         if "%" in path or not path.isascii():
-            path = normalize(path)
+            path = normalize_url_path(path)
         # RFC 9309 2.2.2: /robots.txt itself is always allowed. Asked only of a
         # path the rules disallow, which most are not.
         return check.allows(path) or (path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"))
@@ -131,8 +130,8 @@ class RobotsTxt:
     def explain(self, url: str | bytes, user_agent: str = "*") -> Explanation:
         """Which group and which rule decide whether ``user_agent`` may fetch ``url``."""
         if isinstance(url, bytes):
-            url = url.decode("utf-8", "replace")
-        path = normalize(path_of(url))
+            url = url.decode("utf-8", PERCENT_ERRORS)
+        path = normalize_url_path(path_of(url))
         groups = self._select(user_agent)
         if self.options.agent_matching == "substring":
             agent = user_agent
@@ -141,7 +140,7 @@ class RobotsTxt:
                 (line, value) for g in groups for line, value, key in g.agents if key not in ("", "*") and key in lowered
             )
         else:
-            agent = product_token(user_agent)
+            agent = crawler_name(user_agent)
             lowered = agent.lower()
             group_lines = tuple((line, value) for g in groups for line, value, key in g.agents if key == lowered)
         if not group_lines:

@@ -25,6 +25,11 @@ _PERCENT_DIGITS: Final = {
     for low in _HEX_DIGITS
     for octet in (int(high + low, 16),)
 }
+# RFC 9309 2.2.3: a pattern's "%2A" and "%24" stand for a literal "*" and "$" in
+# the URL. A URL is compared with both decoded, so that "/a-%2A.html" and
+# "/a-*.html" are one path; the matcher keeps a pattern's "%2A" and "%24" from
+# being read as a wildcard or an anchor.
+_URL_PERCENT_DIGITS: Final = {**_PERCENT_DIGITS, "2A": "*", "2a": "*", "24": "$"}
 # A byte >= 0x80, as a character of the UTF-8 decoded as latin-1 -> "%XX".
 _ESCAPE_HIGH: Final = {octet: f"%{octet:02X}" for octet in range(0x80, 0x100)}
 
@@ -52,20 +57,41 @@ def path_of(url: str) -> str:
 def normalize(path: str) -> str:
     """Percent-encode ``path`` the one way both patterns and URLs are compared.
 
-    Non-ASCII characters become the ``%XX`` of their UTF-8 bytes; ``%xx`` of an
-    unreserved character (letters, digits, ``-._~``) is decoded; any other
+    Non-ASCII characters become the ``%XX`` of their UTF-8 bytes (a U+DC80 to
+    U+DCFF from Python's ``surrogateescape`` is the byte it stands for); ``%xx``
+    of an unreserved character (letters, digits, ``-._~``) is decoded; any other
     ``%xx`` is upper-cased. ``%2F`` and ``/`` stay different, as do ``%2A`` and
     the ``*`` wildcard.
     """
+    return _normalize(path, _PERCENT_DIGITS)
+
+
+def normalize_url_path(path: str) -> str:
+    """:func:`normalize` for the URL's side: ``%2A`` and ``%24`` are decoded too,
+    so that the literal ``*`` and ``$`` a pattern spells ``%2A`` and ``%24`` match
+    either spelling (RFC 9309, section 2.2.3)."""
+    return _normalize(path, _URL_PERCENT_DIGITS)
+
+
+def _normalize(path: str, digits: dict[str, str]) -> str:
     if not path.isascii():
         # str.translate does the bytes in C; the "%XX" it writes are upper case
         # escapes of reserved octets, which the loop below leaves as they are.
-        path = path.encode("utf-8", "surrogatepass").decode("latin-1").translate(_ESCAPE_HIGH)
+        path = _utf8(path).decode("latin-1").translate(_ESCAPE_HIGH)
     if "%" not in path:
         return path
     pieces = path.split("%")
     for index in range(1, len(pieces)):
         piece = pieces[index]
-        replacement = _PERCENT_DIGITS.get(piece[:2])
+        replacement = digits.get(piece[:2])
         pieces[index] = "%" + piece if replacement is None else replacement + piece[2:]
     return "".join(pieces)
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        # Text read with errors="surrogateescape" keeps each undecodable byte as
+        # U+DC80..U+DCFF: the byte itself is what Google would percent-encode.
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # another lone surrogate: encode it as it is
+        return text.encode("utf-8", "surrogatepass")
