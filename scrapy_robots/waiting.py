@@ -15,6 +15,7 @@ not stall the others. Parking must never hold a crawl hostage:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -83,7 +84,7 @@ class SingleFlight:
                 waiter.errback(result)
             else:
                 waiter.callback(result)
-        if isinstance(result, Failure) and not live and not result.check(CancelledError, CrawlClosing):
+        if isinstance(result, Failure) and not live and not result.check(CancelledError, asyncio.CancelledError, CrawlClosing):
             logger.error("robots.txt work for %(key)s failed", {"key": key}, exc_info=result.value)
 
 

@@ -159,3 +159,46 @@ class _Dispatch(Resource):
 
     def render(self, request: Request) -> Any:
         return self.site.render(request)
+
+
+def chunked(text: bytes | str, pieces: int = 3, encoding: str | None = None) -> Handler:
+    """Send the body in ``pieces`` writes without a Content-Length: HTTP/1.1 chunked."""
+    data = text.encode() if isinstance(text, str) else text
+    if encoding == "gzip":
+        data = gzip.compress(data)
+    size = max(1, -(-len(data) // pieces))
+
+    def handle(request: Request) -> Any:
+        request.setHeader(b"Content-Type", b"text/plain")
+        if encoding:
+            request.setHeader(b"Content-Encoding", encoding.encode())
+        for start in range(0, len(data), size):
+            request.write(data[start : start + size])
+        request.finish()
+        return NOT_DONE_YET
+
+    return handle
+
+
+def raw(response: bytes) -> Handler:
+    """Write ``response`` (status line, headers, body) as is, then close the connection:
+    a close-delimited answer, or an HTTP/1.0 one."""
+
+    def handle(request: Request) -> Any:
+        request.channel.transport.write(response)
+        request.channel.transport.loseConnection()
+        return NOT_DONE_YET
+
+    return handle
+
+
+def sequence(*handlers: Handler) -> Handler:
+    """The n-th request gets the n-th handler; the last one answers from then on."""
+    calls = [0]
+
+    def handle(request: Request) -> Any:
+        handler = handlers[min(calls[0], len(handlers) - 1)]
+        calls[0] += 1
+        return handler(request)
+
+    return handle

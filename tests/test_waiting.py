@@ -1,0 +1,141 @@
+"""Requests that wait for robots.txt: released when it comes, bounded in number and in
+time, never turned away by another middleware's refusal, never stalling healthy sites."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest_twisted
+from scrapy import Request
+from scrapy.exceptions import IgnoreRequest
+
+from crawling import RecordingSpider, crawl, stat
+from servers import body, hang, reset, sequence
+
+ROBOTS = "User-agent: *\nDisallow: /private\n"
+
+
+@pytest_twisted.ensureDeferred
+async def test_unreachable_three_times_then_rules(serve):
+    site = serve(sequence(*[body("overloaded", status=503)] * 3, body(ROBOTS)))
+    urls = [f"{site.url}/p{i}" for i in range(5)] + [f"{site.url}/private/{i}" for i in range(5)]
+    crawler = await crawl(urls, ROBOTSTXT_UNREACHABLE_RETRY_DELAY=0.2)
+    assert site.robots_hits() == 4
+    # The parked requests waited through three failures and got the rules.
+    assert sorted(crawler.spider.downloaded) == sorted(urls[:5])
+    assert set(crawler.spider.ignored) == set(urls[5:])
+    assert not [p for p in site.paths() if p.startswith("/private")]
+    assert stat(crawler, "robotstxt/retry") == 3
+
+
+@pytest_twisted.ensureDeferred
+async def test_waiting_is_bounded_by_the_sites_attempts(serve, caplog):
+    site = serve(body("overloaded", status=503))
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    start = time.monotonic()
+    crawler = await crawl([f"{site.url}/a", f"{site.url}/b"], ROBOTSTXT_UNREACHABLE_RETRY_DELAY=0.2,
+                          ROBOTSTXT_UNREACHABLE_RETRY_TIMES=2)  # fmt: skip
+    # 0.2 + 0.4 s of backoff between three attempts, then the requests are ignored.
+    assert site.robots_hits() == 3
+    assert time.monotonic() - start < 5
+    assert len(crawler.spider.ignored) == 2
+    assert stat(crawler, "robotstxt/denied/unreachable") == 2
+    lines = [r for r in caplog.records if "robots.txt for" in r.getMessage()]
+    first, *_, last = lines
+    # One line per attempt; the first says how many requests wait, why, and until when.
+    assert len(lines) == 3
+    assert first.levelno == logging.WARNING
+    assert "HTTP 503 -> unreachable, attempt 1 of 3: 2 request(s) wait, next attempt in 0s" in first.getMessage()
+    assert "ROBOTSTXT_UNREACHABLE_RETRY_DELAY" in first.getMessage()
+    assert last.levelno == logging.WARNING and "2 waiting request(s) ignored" in last.getMessage()
+
+
+@pytest_twisted.ensureDeferred
+async def test_network_error_is_a_warning_with_its_text(serve, caplog):
+    site = serve(reset())
+    crawler = await crawl([f"{site.url}/a"], ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "robots.txt for" in r.getMessage()]
+    assert len(warnings) == 1, warnings
+    assert "ConnectionLost" in warnings[0] or "ResponseNeverReceived" in warnings[0], warnings
+    assert stat(crawler, "log_count/ERROR") == 0
+    assert "robots.txt unreachable" in crawler.spider.ignored[f"{site.url}/a"]
+
+
+class RefuseRobotsTxt:
+    """A downloader middleware that refuses every robots.txt request (a user's own
+    blocklist, say)."""
+
+    def process_request(self, request, spider=None):
+        if request.url.endswith("/robots.txt"):
+            raise IgnoreRequest("refused by a test middleware")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_refused_robots_txt_request_allows_the_site(serve):
+    site = serve(body("User-agent: *\nDisallow: /\n"))
+    crawler = await crawl(
+        [f"{site.url}/a", f"{site.url}/b"],
+        DOWNLOADER_MIDDLEWARES={
+            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+            "scrapy_robots.RobotsTxtMiddleware": 100,
+            f"{__name__}.RefuseRobotsTxt": 50,
+        },
+    )
+    # As Scrapy's middleware does: a refusal is no robots.txt, not an unreachable site.
+    assert site.robots_hits() == 0
+    assert sorted(crawler.spider.downloaded) == [f"{site.url}/a", f"{site.url}/b"]
+    assert stat(crawler, "robotstxt/fetch_refused") == 1
+    assert stat(crawler, "robotstxt/policy/allow") == 1
+    assert stat(crawler, "robotstxt/retry") == 0
+
+
+class OffsiteSpider(RecordingSpider):
+    allowed_domains = ["example.com"]  # the test sites are reached through dont_filter
+
+
+@pytest_twisted.ensureDeferred
+async def test_robots_txt_passes_the_offsite_filter(serve):
+    site = serve(body(ROBOTS))
+    urls = [f"{site.url}/p{i}" for i in range(8)] + [f"{site.url}/private"]
+    crawler = await crawl(urls, spider_cls=OffsiteSpider)
+    assert site.robots_hits() == 1
+    assert len(crawler.spider.downloaded) == 8
+    assert crawler.spider.ignored == {f"{site.url}/private": "Forbidden by robots.txt"}
+
+
+@pytest_twisted.ensureDeferred
+async def test_requests_beyond_max_waiting_never_stall_healthy_sites(serve):
+    slow = [serve(hang()) for _ in range(2)]
+    healthy = [serve(body(ROBOTS)) for _ in range(6)]
+    # The slow sites' requests come first, more of them than may wait.
+    urls = [f"{s.url}/s{i}" for s in slow for i in range(10)] + [f"{h.url}/h{i}" for h in healthy for i in range(5)]
+    start = time.monotonic()
+    crawler = await crawl(urls, CONCURRENT_REQUESTS=4, ROBOTSTXT_MAX_WAITING=3, ROBOTSTXT_TIMEOUT=6,
+                          ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0)  # fmt: skip
+    healthy_done = max(hit.at for h in healthy for hit in h.page_hits())
+    assert sum(len(h.page_hits()) for h in healthy) == 30
+    assert healthy_done - start < 4  # long before the slow robots.txt times out (6 s)
+    # The requests beyond the bound went back to the scheduler and were decided later.
+    assert stat(crawler, "robotstxt/waiting/requeued") > 0
+    assert len(crawler.spider.ignored) == 20
+    assert all("robots.txt unreachable" in reason for reason in crawler.spider.ignored.values())
+
+
+class SharedSlotSpider(RecordingSpider):
+    async def start(self):
+        for url in self.urls:
+            yield Request(url, callback=self.parse, meta={"download_slot": "shared"}, dont_filter=True)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_shared_slot_keeps_the_largest_crawl_delay(serve):
+    paced = serve(body("User-agent: *\nCrawl-delay: 0.5\n"))
+    free = serve(body(ROBOTS))
+    urls = [url for i in range(4) for url in (f"{paced.url}/a{i}", f"{free.url}/b{i}")]
+    await crawl(urls, spider_cls=SharedSlotSpider, DOWNLOAD_DELAY_JITTER=0)
+    times = sorted(hit.at for site in (paced, free) for hit in site.page_hits())
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert len(times) == 8
+    # The slot is one queue: every start, whichever site, is a delay after the last.
+    assert min(gaps) >= 0.5 - 0.01, gaps
