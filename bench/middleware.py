@@ -22,7 +22,7 @@ interleaved (off, noop, stock, ours, ours-protego, off, ...) so that a noisy nei
 weighs on every mode alike, and the table shows medians.
 
 Then, in this process, the cost of one check on a cache hit, without the crawl around
-it: our ``cache.lookup(site)`` + ``verdict(entry, request)``, and the whole of our
+it: our ``cache.get(site)`` + ``verdict(entry, request)``, and the whole of our
 ``process_request`` (driven synchronously: on a hit it never suspends), next to the
 stock middleware's ``process_request_2(rp, request)`` and its whole ``process_request``.
 """
@@ -284,9 +284,9 @@ def micro(count: int, repeats: int) -> list[list[str]]:
         site = site_of(requests[0])
 
         def run() -> None:
-            lookup, verdict = mw.cache.lookup, mw.verdict
+            lookup, verdict = mw.cache.get, mw.verdict
             for request in requests:
-                verdict(lookup(site)[1], request)
+                verdict(lookup(site), request)
 
         return run
 
@@ -309,8 +309,8 @@ def micro(count: int, repeats: int) -> list[list[str]]:
     stock_whole = each(drive(stock_mw.process_request))
     rows: list[tuple[str, float, float]] = [
         ("stock: process_request_2(rp, request)", stock_check, stock_check),
-        ("ours, RFC9309Parser: cache.lookup + verdict", each(verdicts(ours_mw)), stock_check),
-        ("ours, ProtegoParser: cache.lookup + verdict", each(verdicts(protego_mw)), stock_check),
+        ("ours, RFC9309Parser: cache.get + verdict", each(verdicts(ours_mw)), stock_check),
+        ("ours, ProtegoParser: cache.get + verdict", each(verdicts(protego_mw)), stock_check),
         ("stock: whole process_request", stock_whole, stock_whole),
         ("ours, RFC9309Parser: whole process_request", each(drive(ours_mw.process_request)), stock_whole),
         ("ours, ProtegoParser: whole process_request", each(drive(protego_mw.process_request)), stock_whole),

@@ -15,7 +15,10 @@ if TYPE_CHECKING:
 
 #: The parser used when the project leaves ROBOTSTXT_PARSER at Scrapy's default.
 DEFAULT_PARSER = "scrapy_robots.parsers.RFC9309Parser"
-DEFAULT_STORAGE = "scrapy_robots.cache.MemoryRobotsStorage"
+MEMORY_STORAGE = "scrapy_robots.cache.MemoryRobotsStorage"
+DISK_STORAGE = "scrapy_robots.cache.SqliteRobotsStorage"
+#: The SQLite file's name under JOBDIR.
+JOBDIR_FILE = "robotstxt.sqlite3"
 DAY = 24 * 3600.0
 
 
@@ -61,6 +64,8 @@ class RobotsConfig:
     allow_after: float
     cache_ttl: float
     cache_size: int
+    cache_parsed: int
+    cache_path: str | None
     storage_class: Any
     excluded_domains: tuple[str, ...]
     max_waiting: int
@@ -84,8 +89,10 @@ class RobotsConfig:
             retry_times=_number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_TIMES", 3, int, minimum=0),
             allow_after=_number(settings, "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER", 30 * DAY, float, minimum=0),
             cache_ttl=_number(settings, "ROBOTSTXT_CACHE_TTL", DAY, float, minimum=0),
-            cache_size=_number(settings, "ROBOTSTXT_CACHE_SIZE", 4096, int, minimum=1),
-            storage_class=_load(settings, "ROBOTSTXT_CACHE_STORAGE", DEFAULT_STORAGE),
+            cache_size=_number(settings, "ROBOTSTXT_CACHE_SIZE", 100_000, int, minimum=1),
+            cache_parsed=_number(settings, "ROBOTSTXT_CACHE_PARSED", 1024, int, minimum=1),
+            cache_path=_cache_path(settings),
+            storage_class=_load(settings, "ROBOTSTXT_CACHE_STORAGE", _default_storage(settings)),
             excluded_domains=_domains(settings.getlist("ROBOTSTXT_EXCLUDED_DOMAINS")),
             max_waiting=_number(settings, "ROBOTSTXT_MAX_WAITING", 10_000, int, minimum=0),
             crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY", True),
@@ -102,6 +109,23 @@ def _parser_class(settings: BaseSettings) -> Any:
     if value is None or (settings.getpriority("ROBOTSTXT_PARSER") or 0) <= 0:
         value = DEFAULT_PARSER
     return _load_value("ROBOTSTXT_PARSER", value)
+
+
+def _cache_path(settings: BaseSettings) -> str | None:
+    """Where the disk storage keeps its file: ROBOTSTXT_CACHE_PATH, else under JOBDIR."""
+    import os
+
+    path = settings.get("ROBOTSTXT_CACHE_PATH")
+    if path:
+        return str(path)
+    jobdir = settings.get("JOBDIR")
+    return os.path.join(jobdir, JOBDIR_FILE) if jobdir else None
+
+
+def _default_storage(settings: BaseSettings) -> str:
+    # A crawl with a JOBDIR (or a path given) keeps robots.txt with the job: resumed,
+    # it fetches nothing again. Otherwise nothing is written to disk.
+    return DISK_STORAGE if _cache_path(settings) else MEMORY_STORAGE
 
 
 def _load(settings: BaseSettings, name: str, default: str) -> Any:

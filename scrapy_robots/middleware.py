@@ -19,11 +19,10 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 from twisted.internet.task import deferLater
 
-from scrapy_robots.cache import RobotsCache, RobotsEntry, lifetime_from_headers
+from scrapy_robots.cache import RobotsCache, RobotsEntry, RobotsStorage, lifetime_from_headers
 from scrapy_robots.config import RobotsConfig
 from scrapy_robots.decoding import normalize_robotstxt
 from scrapy_robots.delay import read_site_delay
-from scrapy_robots.fleet.link import FleetUnavailable
 from scrapy_robots.fetch import FetchResult, RobotsFetcher, site_of
 from scrapy_robots.parsers import RobotParser, as_robot_parser
 from scrapy_robots.policy import Action
@@ -71,21 +70,21 @@ class RobotsTxtMiddleware:
         self.config = config = RobotsConfig.from_settings(crawler.settings)
         self.parser_name = getattr(config.parser_class, "__name__", str(config.parser_class))
         self._check_parser()
-        storage = build_from_crawler(config.storage_class, crawler)
-        if hasattr(storage, "on_evict"):
-            storage.on_evict = lambda site: self.stats.inc_value("robotstxt/cache/evicted")
-        self.cache = RobotsCache(storage)
-        # A shared storage (the Redis fleet) adds fleet-wide reads, single fetch and pacing.
-        self.shared: Any = storage if getattr(storage, "shared", False) else None
-        self.fleet_pacer: Any = self.shared.pacer() if self.shared is not None and config.fleet.pacing else None
+        # The hot tier (parsed, in memory) in front of the storage (every site, as data).
+        self.cache = RobotsCache(config.cache_parsed)
+        self.storage: RobotsStorage = build_from_crawler(config.storage_class, crawler)
+        # A storage shared by a fleet may pace each site across the fleet.
+        self.shared_pacer = self.storage.pacer() if config.fleet.pacing else None
+        self.hits = 0  # hot-tier hits, counted here: a stats call per request costs more
+        self._sites: dict[tuple[str, str], str] = {}  # (scheme, netloc) -> site key
         self.fetcher = RobotsFetcher(crawler, config)
         self.room = WaitingRoom(crawler, config.max_waiting)
         self.pacer = SlotPacer(crawler)
-        self.paced_sites = False
         # On close, parked requests go back to a scheduler that keeps its queue.
         settings = crawler.settings
         self.requeue_on_close = bool(settings.get("JOBDIR")) or settings.getbool("SCHEDULER_PERSIST")
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -105,17 +104,47 @@ class RobotsTxtMiddleware:
             return None
         if request.url.startswith(("data:", "file:")):
             return None
+        # The hot path, a parsed robots.txt in the hot tier, stays in this frame: each
+        # coroutine awaited costs a microsecond or so. Excluded sites are never cached.
+        site = self._site(request)
+        entry = self.cache.get(site)
+        if (
+            entry is not None
+            and entry.expires_at > time.time()
+            and entry.action is not Action.UNREACHABLE
+            and self.shared_pacer is None
+        ):
+            self.hits += 1
+            verdict = self.verdict(entry, request)
+            if not verdict.allowed:
+                self._deny(verdict, request)
+            self._pace(entry, request)
+            return None
+        return await self._process_slowly(request)
+
+    def _site(self, request: Request) -> str:
+        parts = urlparse_cached(request)
+        key = (parts.scheme, parts.netloc)
+        site = self._sites.get(key)
+        if site is None:
+            if len(self._sites) >= 10_000:
+                self._sites.clear()
+            site = self._sites[key] = site_of(request)
+        return site
+
+    def _deny(self, verdict: Verdict, request: Request) -> None:
+        logger.debug("%(reason)s: %(request)s", {"reason": verdict.reason, "request": request},
+                     extra={"spider": self.crawler.spider})  # fmt: skip
+        self.stats.inc_value(verdict.stat)
+        raise IgnoreRequest(verdict.reason)
+
+    async def _process_slowly(self, request: Request) -> Request | None:
         try:
             entry = await self.robots_for(request)
             verdict = self.verdict(entry, request)
             if not verdict.allowed:
-                logger.debug(
-                    "%(reason)s: %(request)s", {"reason": verdict.reason, "request": request},
-                    extra={"spider": self.crawler.spider},
-                )  # fmt: skip
-                self.stats.inc_value(verdict.stat)
-                raise IgnoreRequest(verdict.reason)
-            if self.fleet_pacer is not None and await self._fleet_pace(entry, request):
+                self._deny(verdict, request)
+            if self.shared_pacer is not None and await self._shared_pace(entry, request):
                 return None
         except CrawlClosing as closing:
             return self._closing(request, closing)
@@ -147,26 +176,24 @@ class RobotsTxtMiddleware:
         await self._sleep(OVERFLOW_PAUSE)
         return request.replace(dont_filter=True, priority=request.priority - 1)
 
-    async def _fleet_pace(self, entry: RobotsEntry, request: Request) -> bool:
-        """Wait for the site's turn across the fleet; False when Redis cannot say
-        (the caller paces locally)."""
+    async def _shared_pace(self, entry: RobotsEntry, request: Request) -> bool:
+        """Wait for the site's turn in the pace the storage shares (the fleet's); False
+        when it cannot be had now (the caller paces locally)."""
+        assert self.shared_pacer is not None
         delay = entry.delay.applied if entry.delay is not None and self.config.crawl_delay else 0.0
-        try:
-            floor = max(delay, self.pacer.user_delay(request))
-            if floor <= 0:
-                return False
-            # After a Redis outage, requests paced locally meanwhile come first.
-            not_before = self.pacer.fleet_handover(request, floor)
-            if not_before is None:
-                return False
-            wait = await self.fleet_pacer.reserve(entry.site, floor + self.config.fleet.pacing_margin, not_before)
-        except FleetUnavailable:
-            self.stats.inc_value("robotstxt/fleet/fallback")
+        floor = max(delay, self.pacer.user_delay(request))
+        if floor <= 0:
+            return False
+        # After an outage, requests paced locally meanwhile come first.
+        not_before = self.pacer.fleet_handover(request, floor)
+        if not_before is None:
+            return False
+        wait = await self.shared_pacer.reserve(entry.site, floor + self.config.fleet.pacing_margin, not_before)
+        if wait is None:
             return False
         # The fleet's reservation is the site's pace; the local slot only keeps this
         # crawler's own starts a floor apart, without jitter (see slots.py).
         self.pacer.apply_fleet_pacing(request, floor)
-        self.stats.inc_value("robotstxt/fleet/paced")
         if wait > 0:
             timer = self._timer(wait)
             if self.room.full():
@@ -178,21 +205,19 @@ class RobotsTxtMiddleware:
     async def robots_for(self, request: Request) -> RobotsEntry:
         """What is known of the robots.txt of ``request``'s site: from the cache, or
         fetched once (waiting for an unreachable site's retries, as configured)."""
-        site = site_of(request)
+        site = self._site(request)
         if self._excluded(site):
             return RobotsEntry(site=site, action=Action.EXCLUDED, fetched_at=0.0, expires_at=0.0)
         return await self._entry_for(site, request)
 
     def _pace(self, entry: RobotsEntry, request: Request) -> None:
+        if entry.delay is None and entry.site not in self.pacer.paced_sites:
+            return
         if not self.config.crawl_delay:
             return
         try:
-            if entry.delay is not None:
-                self.paced_sites = True
-                self.pacer.apply_crawl_delay(request, entry.site, entry.delay.applied)
-            elif self.paced_sites:
-                # The site's robots.txt may have dropped its Crawl-delay since.
-                self.pacer.apply_crawl_delay(request, entry.site, None)
+            # None: the site's robots.txt dropped its Crawl-delay since.
+            self.pacer.apply_crawl_delay(request, entry.site, entry.delay.applied if entry.delay else None)
         except Exception:
             # Scrapy's downloader changed under us (see slots.py): say so loudly, but
             # do not turn a pacing failure into a lost request.
@@ -255,10 +280,9 @@ class RobotsTxtMiddleware:
 
     async def _entry_for(self, site: str, request: Request) -> RobotsEntry:
         while True:
-            state, entry = self.cache.lookup(site)
-            self.stats.inc_value(f"robotstxt/cache/{state}")
-            if state == RobotsCache.HIT:
-                assert entry is not None
+            entry = self.cache.get(site)
+            if entry is not None and entry.expires_at > time.time():
+                self.hits += 1
                 if not self._worth_waiting(entry):
                     return entry
                 # Unreachable for now, and another attempt is due: wait for it.
@@ -266,8 +290,7 @@ class RobotsTxtMiddleware:
                 continue
             if self.room.closing:
                 raise CrawlClosing(site, "not fetched yet")
-            previous = entry
-            flight = self.room.join(site, lambda: self._refresh(site, previous, request))
+            flight = self.room.join(site, lambda: self._refresh(site, entry, request))
             entry = await self._park(request, site, "being fetched", flight)
             if not self._worth_waiting(entry):
                 return entry
@@ -294,46 +317,63 @@ class RobotsTxtMiddleware:
         if seconds > 0:
             await maybe_deferred_to_future(cls._timer(seconds))
 
+    async def _spider_closed(self) -> None:
+        self.stats.inc_value("robotstxt/cache/hit", self.hits)
+        self.hits = 0
+        await self.storage.close()
+
     def _spider_idle(self) -> None:
         if len(self.room) or self.room.flights:
             # Requests parked outside Downloader.active still belong to this crawl.
             raise DontCloseSpider
 
     async def _refresh(self, site: str, previous: RobotsEntry | None, request: Request) -> RobotsEntry:
-        if self.shared is None:
-            entry = await self._fetch_and_decide(site, previous, request)
-        else:
-            entry = await self._refresh_from_fleet(site, previous, request)
+        """The site's entry from the storage (parsed again), or fetched and decided:
+        never fetched twice within its lifetime, whichever tier it was in."""
+        stored = await self._load(site)
+        if stored is not None and stored.fresh(time.time()):
+            entry = self._hydrate(stored)
+            if entry is not None:
+                self.stats.inc_value("robotstxt/cache/restored")
+                entry.body = None
+                self.cache.put(entry)
+                return entry
+        # An expired entry carries the failure count and the last good rules.
+        self.stats.inc_value("robotstxt/cache/expired" if previous or stored else "robotstxt/cache/miss")
+        if previous is None and stored is not None:
+            previous = self._hydrate(stored)
+        elif previous is not None and previous.body is None and stored is not None:
+            previous.body = stored.body  # so that a stale copy kept in use is stored whole
+        entry = await self.storage.fetch_once(site, lambda: self._fetch_and_decide(site, previous, request))
+        if entry.parser is None and entry.action is Action.PARSE:
+            # Another crawler of the fleet fetched it: parse its body ourselves.
+            entry = self._hydrate(entry) or entry
+        entry.body = None  # the storage keeps it; the hot tier keeps the parser
         self.cache.put(entry)
         return entry
 
-    async def _refresh_from_fleet(self, site: str, previous: RobotsEntry | None, request: Request) -> RobotsEntry:
+    async def _load(self, site: str) -> RobotsEntry | None:
         try:
-            # Another crawler may have fetched it already; if not, the fleet's last
-            # (expired) record carries the failure count and the last good rules.
-            entry = await self.shared.load(site, self._hydrate)
-            if entry is not None:
-                return entry
-            if previous is None:
-                previous = await self.shared.read(site, self._hydrate)
-        except FleetUnavailable:
-            self.stats.inc_value("robotstxt/fleet/fallback")
-            return await self._fetch_and_decide(site, previous, request)
-        return await self.shared.fetch_once(
-            site, lambda: self._fetch_and_decide(site, previous, request), self._hydrate
-        )
+            return await self.storage.load(site)
+        except Exception:
+            # A storage's own failures are its to absorb (see RobotsStorage): this is a bug.
+            logger.exception("%(storage)s failed to load %(site)s", {"storage": type(self.storage).__name__, "site": site},
+                             extra={"spider": self.crawler.spider})  # fmt: skip
+            self.stats.inc_value("robotstxt/cache/storage_errors")
+            return None
 
     def _hydrate(self, entry: RobotsEntry) -> RobotsEntry | None:
-        """Rebuild what a record from the fleet cannot carry: the parser and the delay."""
-        if entry.action is not Action.PARSE:
+        """Rebuild what a stored entry does not carry: the parser and the delay. None
+        when a parsed robots.txt comes without its body (it expired from the store)."""
+        if entry.action is not Action.PARSE or entry.parser is not None:
             return entry
         if entry.body is None:
-            return None  # the body expired from Redis: not usable
+            return None
         entry.parser = self._build_parser(entry.body, entry.url)
         if entry.parser is None:
             entry.action = Action.ALLOW
         elif self.config.crawl_delay:
-            entry.delay = self._site_delay(entry)
+            entry.delay = self._site_delay(entry, quiet=True)
         return entry
 
     async def _fetch_and_decide(self, site: str, previous: RobotsEntry | None, request: Request) -> RobotsEntry:
@@ -347,14 +387,11 @@ class RobotsTxtMiddleware:
         entry = await self._decide(site, result, previous, request)
         self.stats.inc_value(f"robotstxt/policy/{entry.action.value}")
         self._log_decision(entry, result)
-        if self.fleet_pacer is not None and entry.delay is not None and result.response is not None:
-            # The robots.txt fetch was the site's first request: the fleet's pace counts it.
-            try:
-                await self.fleet_pacer.mark_start(
-                    site, entry.delay.applied + self.config.fleet.pacing_margin, time.monotonic() - result.started
-                )
-            except FleetUnavailable:
-                self.stats.inc_value("robotstxt/fleet/fallback")
+        if self.shared_pacer is not None and entry.delay is not None and result.response is not None:
+            # The robots.txt fetch was the site's first request: the shared pace counts it.
+            await self.shared_pacer.mark_start(
+                site, entry.delay.applied + self.config.fleet.pacing_margin, time.monotonic() - result.started
+            )
         return entry
 
     async def _decide(
@@ -395,8 +432,7 @@ class RobotsTxtMiddleware:
             if result.truncated:
                 self.stats.inc_value("robotstxt/truncated")
             body = normalize_robotstxt(result.body, response.headers.get(b"Content-Type") if response else None)
-            if self.shared is not None:
-                entry.body = body
+            entry.body = body  # for the storage
             entry.parser = await self._parse(body, response, request)
             if entry.parser is None:
                 entry.action = Action.ALLOW
@@ -404,7 +440,7 @@ class RobotsTxtMiddleware:
                 entry.delay = self._site_delay(entry)
         return entry
 
-    def _site_delay(self, entry: RobotsEntry) -> Any:
+    def _site_delay(self, entry: RobotsEntry, quiet: bool = False) -> Any:
         assert entry.parser is not None
         delay = read_site_delay(
             entry.parser,
@@ -412,8 +448,8 @@ class RobotsTxtMiddleware:
             self.config.max_crawl_delay,
             self.config.crawl_delay_exceeded,
         )
-        if delay is None:
-            return None
+        if delay is None or quiet:  # quiet: parsed again, said and counted at the fetch
+            return delay
         self.stats.inc_value("robotstxt/crawl_delay/sites")
         self.stats.max_value("robotstxt/crawl_delay/max", delay.applied)
         if delay.clamped or delay.skip:
@@ -444,7 +480,7 @@ class RobotsTxtMiddleware:
             # RFC 9309 2.4: a cached copy may outlive 24 hours while robots.txt is unreachable.
             assert previous is not None
             entry.action, entry.parser, entry.status = previous.action, previous.parser, previous.status
-            entry.delay = previous.delay
+            entry.body, entry.delay = previous.body, previous.delay
             self.stats.inc_value("robotstxt/cache/stale_used")
         return entry
 

@@ -109,6 +109,8 @@ class SlotPacer:
         # slot key -> {site: its delay}: several sites may share a slot (meta
         # "download_slot"); the slot keeps the largest of their delays.
         self._delays: dict[str, dict[str, float]] = {}
+        #: sites whose delay floors a slot (the middleware's fast path asks)
+        self.paced_sites: set[str] = set()
         self._classes: dict[tuple[type, float, bool], type] = {}
 
     def user_delay(self, request: Request) -> float:
@@ -129,6 +131,7 @@ class SlotPacer:
             if delays is None or site not in delays:
                 return
             del delays[site]
+            self.paced_sites.discard(site)
             if not delays:
                 del self._delays[key]
                 self._restore(downloader, key)
@@ -139,6 +142,7 @@ class SlotPacer:
             if delays.get(site) == delay and getattr(downloader.slots.get(key), "floor", None) is not None:
                 return  # nothing changed: the hot path of a paced site
             delays[site] = delay
+            self.paced_sites.add(site)
         floor = max(max(delays.values()), self.user_delay(request))
         if key not in self._original:
             self._original[key] = downloader.per_slot_settings.get(key)

@@ -8,7 +8,7 @@ import pytest_twisted
 from scrapy import Request
 
 from crawling import RecordingSpider, crawl, robots_middleware, stat
-from scrapy_robots.cache import MemoryRobotsStorage, RobotsCache, RobotsEntry, lifetime_from_headers
+from scrapy_robots.cache import MemoryRobotsStorage, RobotsCache, RobotsEntry, lifetime_from_headers, pack, unpack
 from scrapy_robots.policy import Action
 from servers import body
 
@@ -41,18 +41,32 @@ async def test_least_recently_used_site_evicted(serve):
     a = serve(body("User-agent: *\nDisallow:\n"))
     b = serve(body("User-agent: *\nDisallow:\n"))
     crawler = await crawl(
-        [f"{a.url}/1", f"{b.url}/1", f"{a.url}/2"], spider_cls=PacedSpider, ROBOTSTXT_CACHE_SIZE=1
-    )
+        [f"{a.url}/1", f"{b.url}/1", f"{a.url}/2"], spider_cls=PacedSpider, ROBOTSTXT_CACHE_SIZE=1,
+        ROBOTSTXT_CACHE_PARSED=1,
+    )  # fmt: skip
     assert (a.robots_hits(), b.robots_hits()) == (2, 1)
     assert stat(crawler, "robotstxt/cache/evicted") == 2
     assert len(crawler.spider.downloaded) == 3
 
 
 @pytest_twisted.ensureDeferred
+async def test_more_sites_than_the_parsed_tier_holds_are_fetched_once(serve):
+    sites = [serve(body("User-agent: *\nDisallow: /private\n")) for _ in range(6)]
+    # Interleaved as a broad crawl's frontier: every site, then every site again...
+    urls = [f"{site.url}/{path}" for path in ("a", "b", "private", "c") for site in sites]
+    crawler = await crawl(urls, ROBOTSTXT_CACHE_PARSED=2, CONCURRENT_REQUESTS=2)
+    assert [site.robots_hits() for site in sites] == [1] * 6
+    assert len(crawler.spider.downloaded) == 18
+    assert set(crawler.spider.ignored) == {f"{site.url}/private" for site in sites}
+    # Sites that left the parsed tier came back from the storage, parsed again.
+    assert stat(crawler, "robotstxt/cache/restored") > 0
+
+
+@pytest_twisted.ensureDeferred
 async def test_cache_control_shortens_lifetime(serve):
     site = serve(body("User-agent: *\nDisallow:\n", headers={"Cache-Control": "max-age=0"}))
     crawler = await crawl([f"{site.url}/1"], spider_cls=PacedSpider)
-    _, entry = robots_middleware(crawler).cache.lookup(f"http://{site.host}:{site.port}")
+    entry = robots_middleware(crawler).cache.get(f"http://{site.host}:{site.port}")
     assert 59 <= entry.expires_at - entry.fetched_at <= 61  # never below a minute
 
 
@@ -70,12 +84,28 @@ def test_lifetime_from_headers():
 def test_memory_storage_is_bounded_lru():
     evicted = []
     storage = MemoryRobotsStorage(max_entries=2, on_evict=evicted.append)
-    cache = RobotsCache(storage, clock=lambda: 10.0)
+    for site in ("a", "b"):
+        storage.put(RobotsEntry(site=site, action=Action.ALLOW, fetched_at=0, expires_at=20))
+    assert storage.get("a") is not None  # "a" is now the most recent
+    storage.put(RobotsEntry(site="c", action=Action.ALLOW, fetched_at=0, expires_at=5))
+    assert evicted == ["b"]
+    assert storage.get("b") is None
+    assert len(storage) == 2
+
+
+def test_parsed_tier_is_bounded_lru():
+    cache = RobotsCache(max_entries=2)
     for site in ("a", "b"):
         cache.put(RobotsEntry(site=site, action=Action.ALLOW, fetched_at=0, expires_at=20))
-    assert cache.lookup("a")[0] == RobotsCache.HIT  # "a" is now the most recent
+    assert cache.get("a") is not None
     cache.put(RobotsEntry(site="c", action=Action.ALLOW, fetched_at=0, expires_at=5))
-    assert evicted == ["b"]
-    assert cache.lookup("b") == (RobotsCache.MISS, None)
-    assert cache.lookup("c")[0] == RobotsCache.EXPIRED
-    assert len(cache) == 2
+    assert "b" not in cache and "a" in cache and "c" in cache
+
+
+def test_packed_entry_keeps_every_field_and_the_body():
+    entry = RobotsEntry(site="https://example.com:443", action=Action.PARSE, fetched_at=1.5, expires_at=2.5,
+                        status=200, url="https://example.com/robots.txt", redirects=1, size=3, truncated=True,
+                        error=None, failures=0, unreachable_since=None, body=b"User-agent: *\nDisallow: /\0\xff\n")  # fmt: skip
+    blob = pack(entry)
+    assert unpack(blob) == entry and unpack(blob).body == entry.body
+    assert len(blob) < 200

@@ -62,7 +62,7 @@ async def test_redirect_chain_rules_apply_to_the_site_asked(serve):
     assert crawler.spider.ignored == {f"{origin.url}/private": "Forbidden by robots.txt"}
     assert target.robots_hits() == 1
     # Cached under the site that was asked, with the hops it took.
-    _, entry = robots_middleware(crawler).cache.lookup(f"http://{origin.host}:{origin.port}")
+    entry = robots_middleware(crawler).cache.get(f"http://{origin.host}:{origin.port}")
     assert entry.redirects == 5
     assert entry.url == f"{target.url}/robots.txt"
     assert target.page_hits() == []

@@ -42,7 +42,7 @@ async def test_scrapy_parser_class_in_setting(serve):
     # The answer alone would be the same with the default parser: check which one ran.
     mw = robots_middleware(crawler)
     assert mw.parser_name == "ProtegoRobotParser"
-    _, entry = mw.cache.lookup(f"http://{site.host}:{site.port}")
+    entry = mw.cache.get(f"http://{site.host}:{site.port}")
     assert type(entry.parser.wrapped).__name__ == "ProtegoRobotParser"
 
 

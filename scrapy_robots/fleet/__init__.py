@@ -16,6 +16,6 @@ from __future__ import annotations
 
 from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
 from scrapy_robots.fleet.pacing import RedisPacer
-from scrapy_robots.fleet.storage import RedisRobotsStorage
+from scrapy_robots.fleet.storage import FleetPacer, RedisRobotsStorage
 
-__all__ = ["FleetUnavailable", "RedisLink", "RedisPacer", "RedisRobotsStorage"]
+__all__ = ["FleetPacer", "FleetUnavailable", "RedisLink", "RedisPacer", "RedisRobotsStorage"]

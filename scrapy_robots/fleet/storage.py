@@ -3,35 +3,31 @@
 What is shared is data: the robots.txt body (already capped at ROBOTSTXT_MAXSIZE and
 re-encoded as UTF-8) and a JSON record of the outcome (status, action, URL after
 redirects, fetch time, expiry, failures). Never pickle: a crawler must not execute
-what it reads from Redis. Each crawler parses the body with its own
-ROBOTSTXT_PARSER and keeps a local LRU (ROBOTSTXT_CACHE_SIZE sites) in front of Redis.
+what it reads from Redis. Each crawler parses the body with its own ROBOTSTXT_PARSER
+(the middleware's hot tier) and keeps the same compact tier as the embedded storage
+(:class:`~scrapy_robots.cache.MemoryRobotsStorage`, ``ROBOTSTXT_CACHE_SIZE`` sites) in
+front of Redis. While Redis is unreachable, the storage is that local tier alone.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry
+from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry, RobotsStorage
+from scrapy_robots.cache.entry import entry_from_record, record_of
 from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
 from scrapy_robots.fleet.pacing import RedisPacer
-from scrapy_robots.policy import Action
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
 
-# The record's fields, as they travel through Redis.
-_FIELDS = (
-    "site", "action", "fetched_at", "expires_at", "status", "url", "redirects",
-    "size", "truncated", "error", "failures", "unreachable_since",
-)  # fmt: skip
 # A record outlives its expiry by this much so that a failed refetch can keep using
 # the last good body (RFC 9309 2.4) and the failure count carries on.
 KEEP_AFTER_EXPIRY = 2 * 24 * 3600.0
@@ -46,24 +42,20 @@ end
 return 0
 """
 
-Hydrate = Callable[[RobotsEntry], RobotsEntry | None]
 
-
-class RedisRobotsStorage(MemoryRobotsStorage):
+class RedisRobotsStorage(RobotsStorage):
     """``ROBOTSTXT_CACHE_STORAGE = "scrapy_robots.fleet.RedisRobotsStorage"``."""
-
-    shared = True
 
     def __init__(
         self,
         link: RedisLink,
         prefix: str,
-        max_entries: int = 4096,
+        max_entries: int = 100_000,
         lock_ttl: float = 60.0,
         lock_wait: float = 60.0,
         stats: Any = None,
     ):
-        super().__init__(max_entries)
+        self.local = MemoryRobotsStorage(max_entries)
         self.link = link
         self.prefix = prefix
         self.lock_ttl = lock_ttl
@@ -85,17 +77,13 @@ class RedisRobotsStorage(MemoryRobotsStorage):
         config = RobotsConfig.from_settings(crawler.settings)
         fleet = config.fleet
         link = RedisLink(fleet.redis_url, fleet.timeout, stats=crawler.stats)
-        storage = cls(
+        return cls(
             link, fleet.prefix, config.cache_size, lock_ttl=fleet.lock_ttl, lock_wait=fleet.lock_wait,
             stats=crawler.stats,
         )  # fmt: skip
-        from scrapy import signals
 
-        crawler.signals.connect(storage.close, signal=signals.spider_closed)
-        return storage
-
-    def pacer(self) -> RedisPacer:
-        return RedisPacer(self.link, self.prefix)
+    def pacer(self) -> FleetPacer:
+        return FleetPacer(RedisPacer(self.link, self.prefix), self._inc)
 
     async def close(self) -> None:
         await self.link.close()
@@ -107,52 +95,60 @@ class RedisRobotsStorage(MemoryRobotsStorage):
         if self.stats is not None:
             self.stats.inc_value(f"robotstxt/fleet/{key}")
 
+    def __len__(self) -> int:
+        return len(self.local)
+
     # -- reading ------------------------------------------------------------------
 
-    async def read(self, site: str, hydrate: Hydrate) -> RobotsEntry | None:
-        """The fleet's entry for ``site``, fresh or not, parsed by this crawler.
-        Raises :class:`FleetUnavailable`."""
-        raw = await self.link.call(self.link.client.hgetall, self._key(site))
-        entry = self._decode(site, raw)
-        return None if entry is None else hydrate(entry)
-
-    async def load(self, site: str, hydrate: Hydrate) -> RobotsEntry | None:
-        """The fleet's fresh entry for ``site``, parsed by this crawler, or None.
-        Raises :class:`FleetUnavailable`."""
-        raw = await self.link.call(self.link.client.hgetall, self._key(site))
-        entry = self._decode(site, raw)
-        if entry is None or not entry.fresh(time.time()):
-            return None
-        entry = hydrate(entry)
+    async def load(self, site: str) -> RobotsEntry | None:
+        local = self.local.get(site)
+        if local is not None and local.fresh(time.time()):
+            return local
+        try:
+            entry = await self._read(site)
+        except FleetUnavailable:
+            self._inc("fallback")
+            return local
         if entry is None:
-            return None
-        self.put(entry)
-        self._inc("hit")
+            return local
+        if entry.fresh(time.time()):
+            self._inc("hit")
+            self.local.put(entry)
         return entry
 
-    def _decode(self, site: str, raw: Any) -> RobotsEntry | None:
+    async def _read(self, site: str) -> RobotsEntry | None:
+        """The fleet's entry for ``site``, fresh or not. Raises :class:`FleetUnavailable`."""
+        raw = await self.link.call(self.link.client.hgetall, self._key(site))
         if not raw or b"meta" not in raw:
             return None
         try:
-            record = json.loads(raw[b"meta"])
-            fields = {name: record[name] for name in _FIELDS}
-            fields["action"] = Action(fields["action"])
-            if fields["site"] != site:
-                return None
-            entry = RobotsEntry(**fields)
-        except (ValueError, KeyError, TypeError):
+            body = raw.get(b"body")
+            entry = entry_from_record(raw[b"meta"], body if isinstance(body, bytes) else None)
+        except ValueError:
             logger.warning("Ignoring a malformed robots.txt record for %(site)s in Redis", {"site": site})
             return None
-        entry.body = raw.get(b"body")
+        return entry if entry.site == site else None
+
+    async def _load_fresh(self, site: str) -> RobotsEntry | None:
+        entry = await self._read(site)
+        if entry is None or not entry.fresh(time.time()):
+            return None
+        self._inc("hit")
+        self.local.put(entry)
         return entry
 
     # -- writing ------------------------------------------------------------------
 
-    async def publish(self, entry: RobotsEntry) -> None:
+    async def save(self, entry: RobotsEntry) -> None:
+        self.local.put(entry)
+        try:
+            await self._publish(entry)
+        except FleetUnavailable:
+            self._inc("fallback")
+
+    async def _publish(self, entry: RobotsEntry) -> None:
         """Share ``entry`` with the fleet. Raises :class:`FleetUnavailable`."""
-        record = {name: getattr(entry, name) for name in _FIELDS}
-        record["action"] = entry.action.value
-        mapping: dict[Any, Any] = {"meta": json.dumps(record)}
+        mapping: dict[Any, Any] = {"meta": record_of(entry)}
         if entry.body is not None:
             mapping["body"] = entry.body
         key = self._key(entry.site)
@@ -164,9 +160,9 @@ class RedisRobotsStorage(MemoryRobotsStorage):
 
     # -- one fetch per site for the fleet -------------------------------------------
 
-    async def fetch_once(self, site: str, work: Callable[[], Awaitable[RobotsEntry]], hydrate: Hydrate) -> RobotsEntry:
-        """Run ``work`` (fetch and decide) unless another crawler is doing it; then
-        wait for its result, bounded by ``lock_wait``, and fetch ourselves after that."""
+    async def fetch_once(self, site: str, fetch: Callable[[], Awaitable[RobotsEntry]]) -> RobotsEntry:
+        """Run ``fetch`` unless another crawler is doing it; then wait for its result,
+        bounded by ``lock_wait``, and fetch ourselves after that."""
         lock = f"{self._key(site)}:lock"
         token = uuid.uuid4().hex
         deadline = time.monotonic() + self.lock_wait
@@ -175,12 +171,12 @@ class RedisRobotsStorage(MemoryRobotsStorage):
             while True:
                 if await self.link.call(self.link.client.set, lock, token, nx=True, px=int(self.lock_ttl * 1000)):
                     # Another crawler may have published and released the lock between
-                    # our cache miss and this SET: look once more before fetching.
-                    entry = await self.load(site, hydrate)
+                    # our miss and this SET: look once more before fetching.
+                    entry = await self._load_fresh(site)
                     if entry is not None:
                         await self._release_lock(lock, token)
                         return entry
-                    return await self._fetch_for_fleet(lock, token, work)
+                    return await self._fetch_for_fleet(lock, token, fetch)
                 if not waited:
                     waited = True
                     self._inc("lock_wait")
@@ -188,28 +184,27 @@ class RedisRobotsStorage(MemoryRobotsStorage):
                 # expires (it died) and we try to take the fetch over.
                 while time.monotonic() < deadline:
                     await asyncio.sleep(POLL_INTERVAL)
-                    entry = await self.load(site, hydrate)
+                    entry = await self._load_fresh(site)
                     if entry is not None:
                         return entry
                     if not await self.link.call(self.link.client.exists, lock):
                         break
                 else:
                     self._inc("lock_timeout")
-                    return await self._fetch_for_fleet(None, token, work)
+                    return await self._fetch_for_fleet(None, token, fetch)
         except FleetUnavailable:
             self._inc("fallback")
-            return await work()
+            entry = await fetch()
+            self.local.put(entry)
+            return entry
 
     async def _fetch_for_fleet(
-        self, lock: str | None, token: str, work: Callable[[], Awaitable[RobotsEntry]]
+        self, lock: str | None, token: str, fetch: Callable[[], Awaitable[RobotsEntry]]
     ) -> RobotsEntry:
         self._inc("fetch")
         try:
-            entry = await work()
-            try:
-                await self.publish(entry)
-            except FleetUnavailable:
-                self._inc("fallback")
+            entry = await fetch()
+            await self.save(entry)
             return entry
         finally:
             if lock is not None:
@@ -221,7 +216,28 @@ class RedisRobotsStorage(MemoryRobotsStorage):
         except FleetUnavailable:
             pass  # the lock's expiry frees it
 
-    def put(self, entry: RobotsEntry) -> None:
-        # The body is Redis's to keep; the local LRU holds the parsed rules only.
-        entry.body = None
-        super().put(entry)
+
+class FleetPacer:
+    """The :class:`~scrapy_robots.cache.SitePacer` of the fleet: Redis reservations,
+    None while Redis is unreachable (each crawler then paces locally)."""
+
+    def __init__(self, redis: RedisPacer, count: Callable[[str], None]):
+        self.redis = redis
+        self.count = count
+
+    async def reserve(self, site: str, delay: float, not_before: float = 0.0) -> float | None:
+        try:
+            wait = await self.redis.reserve(site, delay, not_before)
+        except FleetUnavailable:
+            self.count("fallback")
+            return None
+        self.count("paced")
+        return wait
+
+    async def mark_start(self, site: str, delay: float, ago: float) -> bool | None:
+        try:
+            await self.redis.mark_start(site, delay, ago)
+        except FleetUnavailable:
+            self.count("fallback")
+            return None
+        return True
