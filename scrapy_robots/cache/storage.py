@@ -1,0 +1,116 @@
+"""RobotsStorage: where robots.txt outcomes are kept, as data, for their lifetime.
+
+``ROBOTSTXT_CACHE_STORAGE`` names the class (built with ``build_from_crawler``, as
+Scrapy's ``HTTPCACHE_STORAGE``). The middleware speaks only to this interface: a
+storage keeps entries (their fields and body, never a parser), and may add a fleet-wide
+single fetch (``fetch_once``) and a shared pace (``pacer``). Memory, SQLite and Redis
+are implementations; so can a user's own be.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from scrapy_robots.cache.entry import RobotsEntry, pack, unpack
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+
+class SitePacer(Protocol):
+    """A site's pace shared beyond this crawler (the fleet's): the next start time of a
+    site, reserved atomically. Both methods return None when the pace cannot be had
+    right now (the caller paces locally)."""
+
+    async def reserve(self, site: str, delay: float, not_before: float = 0.0) -> float | None:
+        """Reserve the site's next start at least ``not_before`` s from now; the seconds to wait."""
+
+    async def mark_start(self, site: str, delay: float, ago: float) -> bool | None:
+        """Count a start made ``ago`` seconds ago (the robots.txt fetch) in the pace."""
+
+
+class RobotsStorage:
+    """The interface, with the defaults of a storage that only this crawler uses.
+
+    ``load`` and ``save`` are the two a storage must implement. A storage never raises
+    for want of its backend (a Redis outage, a corrupt file): it says so in the log and
+    behaves as an empty one; the crawl goes on.
+    """
+
+    async def load(self, site: str) -> RobotsEntry | None:
+        """The site's entry, fresh or not (an expired one carries the failure count and
+        the last good body), with ``body`` for a parsed robots.txt; or None."""
+        raise NotImplementedError
+
+    async def save(self, entry: RobotsEntry) -> None:
+        """Keep ``entry`` (its fields and ``body``; ``parser`` and ``delay`` are not kept)."""
+        raise NotImplementedError
+
+    async def fetch_once(self, site: str, fetch: Callable[[], Awaitable[RobotsEntry]]) -> RobotsEntry:
+        """Run ``fetch`` (download and decide) and save its entry. A shared storage runs
+        it unless another crawler does, and returns that crawler's entry (no parser) instead."""
+        entry = await fetch()
+        await self.save(entry)
+        return entry
+
+    def pacer(self) -> SitePacer | None:
+        """A pace shared with other crawlers, or None: the downloader slot paces alone."""
+        return None
+
+    async def close(self) -> None:
+        """The crawl is over (``spider_closed``)."""
+
+    def __len__(self) -> int:
+        return 0
+
+
+class MemoryRobotsStorage(RobotsStorage):
+    """The embedded default: every site's entry, packed (about 1 KB a site: the record
+    and the body compressed), in a least-recently-used dict of ``ROBOTSTXT_CACHE_SIZE``
+    sites. Nothing is written to disk."""
+
+    def __init__(self, max_entries: int = 100_000, on_evict: Callable[[str], Any] | None = None):
+        self.max_entries = max_entries
+        self.on_evict = on_evict
+        self._packed: OrderedDict[str, bytes] = OrderedDict()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> MemoryRobotsStorage:
+        from scrapy_robots.config import RobotsConfig
+
+        return cls(RobotsConfig.from_settings(crawler.settings).cache_size, _evictions(crawler))
+
+    def get(self, site: str) -> RobotsEntry | None:
+        blob = self._packed.get(site)
+        if blob is None:
+            return None
+        self._packed.move_to_end(site)
+        return unpack(blob)
+
+    def put(self, entry: RobotsEntry) -> None:
+        self._packed[entry.site] = pack(entry)
+        self._packed.move_to_end(entry.site)
+        while len(self._packed) > self.max_entries:
+            site, _ = self._packed.popitem(last=False)
+            if self.on_evict is not None:
+                self.on_evict(site)
+
+    async def load(self, site: str) -> RobotsEntry | None:
+        return self.get(site)
+
+    async def save(self, entry: RobotsEntry) -> None:
+        self.put(entry)
+
+    def bytes_held(self) -> int:
+        """The packed entries' size (for the benchmarks)."""
+        return sum(len(blob) for blob in self._packed.values())
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+
+def _evictions(crawler: Crawler) -> Callable[[str], None]:
+    stats = crawler.stats
+    return lambda site: stats.inc_value("robotstxt/cache/evicted")
