@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from scrapy_robots.rfc9309 import RobotsTxt
@@ -183,6 +185,29 @@ def test_url_forms() -> None:
     assert not robots.allowed("//example.com/a")
     assert not robots.allowed("http://example.com?q=1")
     assert robots.allowed("http://example.com")
+
+
+def test_url_forms_give_the_same_verdict_in_any_order() -> None:
+    # allowed() remembers the last "scheme://host/" it saw to find the next path
+    # faster: the verdicts must not depend on which URLs came before.
+    body = "User-agent: *\nDisallow: /a\nDisallow: /*?q\nAllow: /a/ok\nDisallow: /c$\n"
+    urls = [
+        "https://example.com/a", "https://example.com/a#x", "https://example.com/b#/a",
+        "https://example.com/a/ok", "http://example.com/a", "https://other.example/b",
+        "https://example.com", "https://example.com?q=1", "https://example.com/?q=1",
+        "//example.com/a", "/a/b", "a", "https://example.com.evil/a", "https://example.com:8080/b",
+        "https://user:pw@example.com/a", "https://example.com;p/a", "https://example.com#/a",
+        "https://example.com//a", "https://example.com/robots.txt", "\nhttps://example.com/a",
+        "https://example.com/b#?q", "https://example.com/c#x", "https://example.com/c",
+    ]
+    expected = {url: RobotsTxt.parse(body).allowed(url) for url in urls}
+    rng = random.Random(13)
+    for _ in range(20):
+        robots = RobotsTxt.parse(body)
+        order = urls * 2
+        rng.shuffle(order)
+        assert {url: robots.allowed(url) for url in order} == expected
+    assert expected == {url: RobotsTxt.parse(body).explain(url).allowed for url in urls}
 
 
 # --- the file format ------------------------------------------------------------

@@ -226,21 +226,33 @@ class CompiledRules:
 
     def allows(self, path: str) -> bool:
         """Whether ``path`` is allowed: :meth:`decide` reduced to its verdict."""
-        if self._special_cap == _NO_RANK and self._chain_best is None:
-            # Only plain prefixes under longest match (most files): the longest
-            # prefix decides outright, and its verdict is all that is asked for,
-            # so build no entry. The prefix walk is decide()'s, inlined on purpose:
-            # this is the hot path, and a method call would cost more than it does.
-            heads = self._heads
-            index = bisect_right(heads, path) - 1
-            if index >= 0 and not path.startswith(heads[index]):
-                parents = self._parents or self._link()
+        if self._chain_best is not None:
+            entry = self.decide(path)
+            return entry is None or entry[1]
+        # Longest match (the default): the longest plain prefix decides unless a
+        # special rule beats its rank, and only the verdict is asked for, so no
+        # entry is built. The prefix walk is decide()'s, inlined on purpose: this
+        # is the hot path, and a method call would cost more than it does.
+        heads = self._heads
+        index = bisect_right(heads, path) - 1
+        if index >= 0 and not path.startswith(heads[index]):
+            parents = self._parents or self._link()
+            index = parents[index]
+            while index >= 0 and not path.startswith(heads[index]):
                 index = parents[index]
-                while index >= 0 and not path.startswith(heads[index]):
-                    index = parents[index]
-            return index < 0 or self._plain[heads[index]][1]
-        entry = self.decide(path)
-        return entry is None or entry[1]
+        if index < 0:
+            if self._special_cap == _NO_RANK:
+                return True
+            entry = self._best_special(path, _NO_RANK)
+            return entry is None or entry[1]
+        head = heads[index]
+        allow = self._plain[head][1]
+        rank = 2 * len(head) + allow
+        # Most files have no special rule: their cap is _NO_RANK, below any rank.
+        if self._special_cap <= rank:
+            return allow
+        entry = self._best_special(path, rank)
+        return allow if entry is None else entry[1]
 
     def decide(self, path: str) -> Entry | None:
         """The entry of the rule that decides ``path``, or ``None`` if no rule matches."""
@@ -265,13 +277,17 @@ class CompiledRules:
                     best_rank = best[0]
         if self._special_cap <= best_rank:
             return best
-        size = len(path)
+        return self._best_special(path, best_rank) or best
+
+    def _best_special(self, path: str, best_rank: int) -> Entry | None:
+        """The special entry that matches ``path`` with the best rank above ``best_rank``, if any."""
         special_heads = self._special_heads
         special_parents = self._special_parents
         caps = self._caps
         index = bisect_right(special_heads, path) - 1
         while index >= 0 and not path.startswith(special_heads[index]):
             index = special_parents[index]
+        best = None
         # From here on every head up the chain is a prefix of the path.
         while index >= 0 and caps[index] > best_rank:
             entries = self._buckets[index]
@@ -284,17 +300,18 @@ class CompiledRules:
             for entry in entries:
                 if entry[0] <= best_rank:
                     break
+                # The tests in the order of how often real files need them.
                 how = entry[3]
-                if how == _PREFIX:
-                    matched = True
-                elif how == _EXACT:
-                    matched = size == length
-                elif how == _CONTAINS:
+                if how == _CONTAINS:
                     matched = path.find(entry[4], length) >= 0  # type: ignore[arg-type]
-                elif how == _ENDS:
-                    matched = size - len(entry[4]) >= length and path.endswith(entry[4])  # type: ignore[arg-type]
-                else:
+                elif how == _WILD:
                     matched = _wild_match(path, length, entry[4])  # type: ignore[arg-type]
+                elif how == _ENDS:
+                    matched = len(path) - len(entry[4]) >= length and path.endswith(entry[4])  # type: ignore[arg-type]
+                elif how == _EXACT:
+                    matched = len(path) == length
+                else:
+                    matched = True
                 if matched:
                     best_rank = entry[0]
                     best = entry
