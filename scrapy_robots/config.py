@@ -90,7 +90,7 @@ class RobotsConfig:
             allow_after=_number(settings, "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER", 30 * DAY, float, minimum=0),
             cache_ttl=_number(settings, "ROBOTSTXT_CACHE_TTL", DAY, float, minimum=0),
             cache_size=_number(settings, "ROBOTSTXT_CACHE_SIZE", 100_000, int, minimum=1),
-            cache_parsed=_number(settings, "ROBOTSTXT_CACHE_PARSED", 1024, int, minimum=1),
+            cache_parsed=_number(settings, "ROBOTSTXT_CACHE_PARSED", 256, int, minimum=1),
             cache_path=_cache_path(settings),
             storage_class=_load(settings, "ROBOTSTXT_CACHE_STORAGE", _default_storage(settings)),
             excluded_domains=_domains(settings.getlist("ROBOTSTXT_EXCLUDED_DOMAINS")),

@@ -109,3 +109,10 @@ def test_packed_entry_keeps_every_field_and_the_body():
     blob = pack(entry)
     assert unpack(blob) == entry and unpack(blob).body == entry.body
     assert len(blob) < 200
+
+
+def test_an_empty_robots_txt_is_kept_as_a_body():
+    # An empty file parses to "allow all"; stored without its body it would be fetched again.
+    entry = RobotsEntry(site="http://a:80", action=Action.PARSE, fetched_at=0, expires_at=1, body=b"")
+    assert unpack(pack(entry)).body == b""
+    assert unpack(pack(RobotsEntry(site="http://a:80", action=Action.ALLOW, fetched_at=0, expires_at=1))).body is None

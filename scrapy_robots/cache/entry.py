@@ -78,7 +78,8 @@ def pack(entry: RobotsEntry) -> bytes:
     compresses about 5 to 1: 0.8 KB a site on the corpus)."""
     values = [getattr(entry, name) for name in RECORD_FIELDS]
     values[1] = entry.action.value
-    body = zlib.compress(entry.body, 6) if entry.body else b""
+    # "z" + the compressed body; nothing for no body (an empty file is a body, b"").
+    body = b"" if entry.body is None else b"z" + zlib.compress(entry.body, 6)
     return json.dumps(values, separators=(",", ":")).encode() + b"\0" + body
 
 
@@ -91,7 +92,9 @@ def unpack(blob: bytes) -> RobotsEntry:
             raise ValueError("not a packed robots.txt entry")
         entry = RobotsEntry(**dict(zip(RECORD_FIELDS, values)))
         entry.action = Action(entry.action)
-        entry.body = zlib.decompress(body) if body else None
+        if body and body[:1] != b"z":
+            raise ValueError("not a packed robots.txt body")
+        entry.body = zlib.decompress(body[1:]) if body else None
     except (zlib.error, TypeError, UnicodeDecodeError) as exc:
         raise ValueError(f"corrupt robots.txt entry: {exc}") from exc
     return entry

@@ -15,7 +15,7 @@ from scrapy_robots.cache.entry import RobotsEntry
 
 
 class RobotsCache:
-    def __init__(self, max_entries: int = 1024):
+    def __init__(self, max_entries: int = 256):
         self.max_entries = max_entries
         self._entries: OrderedDict[str, RobotsEntry] = OrderedDict()
 
