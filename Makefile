@@ -6,8 +6,9 @@ PIP := $(PY) -m pip --disable-pip-version-check -q
 INSTALLED := $(VENV)/.installed
 REPPY := $(VENV)/.reppy
 REPPY_VERSION := 0.4.14
+SCRAPY_TESTS := $(VENV)/scrapy-tests
 
-.PHONY: install reppy redis-server docs test typecheck bench clean demo
+.PHONY: install reppy scrapy-tests redis-server docs test typecheck bench clean demo
 
 install: $(INSTALLED)
 
@@ -34,6 +35,19 @@ $(REPPY): $(INSTALLED)
 	$(PY) -c "import reppy.robots"
 	touch $@
 
+# Scrapy's wheels ship no tests. tests/test_scrapy_suite.py runs Scrapy's own test file
+# of its robots.txt middleware, from the installed version's sdist, on ours. Fetched once
+# (order-only: a reinstall does not fetch it again, so `make test` works offline after).
+scrapy-tests: $(SCRAPY_TESTS)
+
+$(SCRAPY_TESTS): | $(INSTALLED)
+	rm -rf $@.tmp && mkdir -p $@.tmp
+	cd $@.tmp && ../bin/python -m pip download -q --no-deps --no-binary :all: scrapy==$$(../bin/python -c "import scrapy; print(scrapy.__version__)")
+	cd $@.tmp && tar xzf scrapy-*.tar.gz --strip-components=1 --wildcards '*/PKG-INFO' '*/LICENSE' \
+	  '*/tests/__init__.py' '*/tests/utils/__init__.py' '*/tests/utils/decorators.py' '*/tests/utils/robotstxt.py' \
+	  '*/tests/test_downloadermiddleware_robotstxt.py' && rm scrapy-*.tar.gz
+	mv $@.tmp $@
+
 # The fleet tests run a real Redis (Debian's redis-server); `make demo` does not need it.
 redis-server:
 	@command -v redis-server >/dev/null || { \
@@ -44,7 +58,7 @@ redis-server:
 docs: $(INSTALLED)
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 
-test: $(INSTALLED) $(REPPY) redis-server docs
+test: $(INSTALLED) $(REPPY) $(SCRAPY_TESTS) redis-server docs
 	$(PY) -m pytest -q
 
 typecheck: $(INSTALLED)
