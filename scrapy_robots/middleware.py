@@ -27,7 +27,7 @@ from scrapy_robots.fetch import FetchResult, RobotsFetcher, site_of
 from scrapy_robots.parsers import RobotParser, as_robot_parser
 from scrapy_robots.policy import Action
 from scrapy_robots.slots import SlotPacer
-from scrapy_robots.waiting import CrawlClosing, WaitingRoom
+from scrapy_robots.waiting import CrawlClosing, WaitingRoom, discard
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -304,7 +304,7 @@ class RobotsTxtMiddleware:
     async def _park(self, request: Request, site: str, state: str, source: Deferred[Any]) -> Any:
         self.stats.inc_value("robotstxt/deferred")
         if self.room.full():
-            source.cancel()
+            discard(source)
             raise _RoomFull
         return await self.room.wait(request, site, state, source)
 

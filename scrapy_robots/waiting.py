@@ -47,6 +47,12 @@ class CrawlClosing(Exception):
         self.state = state
 
 
+def discard(source: Deferred[Any]) -> None:
+    """Cancel a Deferred nobody will wait for, its outcome dropped (not logged as unhandled)."""
+    source.addErrback(lambda _: None)
+    source.cancel()
+
+
 class SingleFlight:
     """At most one ``work()`` per key at a time; every caller that joins meanwhile gets
     the result through a Deferred of its own (which it may cancel without touching
@@ -114,7 +120,7 @@ class WaitingRoom:
         this request's own Deferred: it is cancelled on close."""
         if self.closing or engine_closing(self.crawler):
             self._close_now()
-            source.cancel()
+            discard(source)
             raise CrawlClosing(site, state)
         release: Deferred[Any] = Deferred()
 

@@ -71,25 +71,10 @@ UNREACHABLE = {
     for name in ("test_robotstxt_error", "test_robotstxt_immediate_error")
 }
 
-# BUG (scrapy_robots/slots.py, engine_closing; reached from WaitingRoom.wait): these
-# tests give the middleware a MagicMock crawler whose engine answers download_async.
-# engine_closing() reads the mock's ``engine._slot.closing`` (a MagicMock, so "not
-# None") as "the crawl is closing": each request that waits for robots.txt is released
-# with CrawlClosing and ignored. Scrapy's middleware needs nothing of the engine but
-# download_async; an engine that cannot be read should count as running (closing only
-# when ``_slot.closing`` is a Deferred or ``running`` is False). Once fixed, these tests
-# pass but for the differences above (checked by hand): empty this dict.
-CRAWL_CLOSING = r"crawl closing while robots\.txt of http://site\.local:80 was being fetched"
-KNOWN_BUGS = {
-    name: CRAWL_CLOSING
-    for name in TESTS
-    if name not in ("test_robotstxt_settings", "test_robotstxt_meta", "test_robotstxt_user_agent_setting")
-}
-
 EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     "stock": {},
-    "scrapy": {**NO_PROCESS_REQUEST_2, **KNOWN_BUGS},
-    "default": {**NO_PROCESS_REQUEST_2, **UNREACHABLE, **KNOWN_BUGS},
+    "scrapy": NO_PROCESS_REQUEST_2,
+    "default": {**NO_PROCESS_REQUEST_2, **UNREACHABLE},
 }
 
 
