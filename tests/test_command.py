@@ -85,13 +85,17 @@ def site():
 
 @pytest.fixture
 def robots(tmp_path):
-    """``robots(*args, input=None, cwd=None)``: run ``scrapy robots`` outside any project."""
+    """``robots(*args, input=None, cwd=None, env=None)``: run ``scrapy robots`` outside
+    any project (``cwd``: inside one); ``env`` adds environment variables."""
 
-    def run(*args: str, input: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
+    def run(
+        *args: str, input: bytes | None = None, cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
+        environ.update(env or {})
         proc = subprocess.run(
             [sys.executable, "-m", "scrapy", "robots", *args],
-            cwd=cwd or tmp_path, env=env, input=input, capture_output=True, timeout=60,
+            cwd=cwd or tmp_path, env=environ, input=input, capture_output=True, timeout=60,
         )
         return subprocess.CompletedProcess(
             proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode()

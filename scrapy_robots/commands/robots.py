@@ -134,6 +134,7 @@ class RobotsQuerySpider(Spider):
         self.compare = compare
         self.lint = lint
         self._by_site: dict[str, dict[str, Any]] = {}
+        self._backends: tuple[dict[str, Any], dict[str, str]] | None = None
 
     async def start(self) -> AsyncIterator[Any]:
         from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
@@ -198,6 +199,7 @@ class RobotsQuerySpider(Spider):
         site = self._by_site.setdefault(entry.site, {})
         if self.compare:
             report["compare"] = self._compare(mw, site, request, entry, agent, recorded)
+            report["not_installed"] = self._backends[1] if self._backends else {}
         if self.lint:
             if "lint" not in site:
                 site["lint"] = (
@@ -214,11 +216,14 @@ class RobotsQuerySpider(Spider):
     ) -> dict[str, Any]:
         from scrapy_robots.delay import read_site_delay
 
+        if self._backends is None:
+            self._backends = installed_backends(self.crawler)
+        columns = self._backends[0]
         if "parsers" not in site:
             # Every backend reads the bytes the crawl parsed; built once per site.
             site["parsers"] = {
                 name: _build(self.crawler, cls, recorded.body) if recorded is not None else None
-                for name, cls in installed_backends(self.crawler).items()
+                for name, cls in columns.items()
             }
         answers: dict[str, Any] = {}
         config = mw.config
@@ -235,19 +240,29 @@ class RobotsQuerySpider(Spider):
         return answers
 
 
-def installed_backends(crawler: Crawler) -> dict[str, Any]:
-    """The ``--compare`` columns: every backend that imports here, and the chosen
-    parser when it is none of them."""
+def installed_backends(crawler: Crawler) -> tuple[dict[str, Any], dict[str, str]]:
+    """The ``--compare`` columns, every backend whose library is installed here (and
+    the chosen parser when it is none of them); and the others, with the reason.
+
+    A backend whose library is missing is no answer about the file: an "error" in
+    every row would mark every row as a disagreement."""
     backends: dict[str, Any] = {}
+    missing: dict[str, str] = {}
     for name, path in BACKENDS.items():
         try:
-            backends[name] = load_object(path)
-        except ImportError:  # an optional library that is not installed (reppy, google)
+            cls = load_object(path)
+            # reppy is imported when a file is parsed, not when its adapter is.
+            build_from_crawler(cls, crawler, b"")
+        except ImportError as exc:  # an optional library (reppy, google)
+            missing[name] = str(exc)
             continue
+        except Exception:  # noqa: BLE001 - installed: its answer on the real file says more
+            pass
+        backends[name] = cls
     chosen = crawler.settings[PARSER_SETTING]
     if chosen not in backends.values():
         backends[_class_name(chosen)] = chosen
-    return backends
+    return backends, missing
 
 
 def _build(crawler: Crawler, cls: Any, body: bytes) -> RobotParser | str:
@@ -609,15 +624,27 @@ def format_compare(results: list[dict[str, Any]]) -> str:
         lines.append(f"{result['url']:<{width}}  " + "  ".join(cells) + mark)
         delays.setdefault(result["robots_txt"]["url"], result["compare"])
     for where, answers in delays.items():
-        values = [answers[n]["crawl_delay"] for n in names]
-        if any(v not in (None, UNSUPPORTED) for v in values):
-            cells = [f"{'-' if v is None else ('n/a' if v == UNSUPPORTED else f'{v:g}s'):<8}" for v in values]
-            shown = {v for v in values if v != UNSUPPORTED}
+        values = [_delay_cell(answers[n]) for n in names]
+        if any(v not in ("-", "n/a", "error") for v in values):
+            cells = [f"{v:<8}" for v in values]
+            shown = {v for v in values if v != "n/a"}
             mark = "  <- differ" if len(shown) > 1 else ""
             lines.append(f"{'Crawl-delay':<{width}}  " + "  ".join(cells) + mark)
     errors = {n: a["error"] for r in results for n, a in r["compare"].items() if a["error"]}
     lines.extend(f"{name}: {error}" for name, error in errors.items())
+    # Listed once, outside the table: a missing library says nothing about the file.
+    for name, reason in results[0].get("not_installed", {}).items():
+        lines.append(f"{name}: not installed, left out ({reason})")
     return "\n".join(lines)
+
+
+def _delay_cell(answer: dict[str, Any]) -> str:
+    value = answer["crawl_delay"]
+    if answer["error"]:
+        return "error"
+    if value is None:
+        return "-"
+    return "n/a" if value == UNSUPPORTED else f"{value:g}s"
 
 
 def format_lint(where: str, findings: list[Any] | None) -> str:
