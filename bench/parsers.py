@@ -7,7 +7,9 @@ worst cases, and agreement with Google's parser.
 Each backend is used through its library class directly (rfc9309.RobotsTxt,
 protego.Protego, urllib.robotparser.RobotFileParser,
 robotexclusionrulesparser.RobotExclusionRulesParser, reppy.robots.Robots), given
-the same decoded text and asked the same URLs as agent ``FooBot``.
+the same decoded text and asked the same URLs as agent ``FooBot``. On the corpus,
+the backends are timed in turn on each chunk of it, round after round, so that
+the load of a shared machine falls on all of them alike; ratios are to Protego.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import gc
 import random
+import statistics
 import subprocess
 import sys
 import time
@@ -25,9 +28,11 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import load_corpus, median_seconds, print_table, urls_for  # noqa: E402
+from _common import load_corpus, print_table, urls_for  # noqa: E402
 
 AGENT = "FooBot"
+# Each round times the backends chunk by chunk, alternating (see bench_corpus).
+_CHUNKS = 20
 Parse = Callable[[str], Any]
 Check = Callable[[Any, str], bool]
 
@@ -100,40 +105,55 @@ def available() -> dict[str, tuple[Parse, Check]]:
 def bench_corpus(backends: dict[str, tuple[Parse, Check]], texts: list[str], cases: list[list[str]], repeats: int) -> dict[str, dict[str, float]]:
     megabytes = sum(len(text.encode()) for text in texts) / 1e6
     checks = sum(len(urls) for urls in cases)
+    # The machine is shared: load comes and goes within a run. Each round walks the
+    # corpus in chunks and, chunk by chunk, times every backend on the same files
+    # (in alternating order), so a busy second weighs on all backends alike rather
+    # than on whichever one happened to be running.
+    chunks = [list(range(start, len(texts), _CHUNKS)) for start in range(_CHUNKS)]
+    rounds: dict[str, dict[str, list[float]]] = {name: {"parse": [], "first": [], "steady": []} for name in backends}
+    for _ in range(repeats):
+        totals = {name: {"parse": 0.0, "first": 0.0, "steady": 0.0} for name in backends}
+        for number, chunk in enumerate(chunks):
+            order = list(backends) if number % 2 == 0 else list(backends)[::-1]
+            for name in order:
+                parse, check = backends[name]
+                chunk_texts = [texts[index] for index in chunk]
+                chunk_cases = [cases[index] for index in chunk]
+                gc.collect()
+                start = time.perf_counter()
+                parsed = [parse(text) for text in chunk_texts]
+                totals[name]["parse"] += time.perf_counter() - start
+                # First pass over fresh objects: includes whatever a parser does lazily.
+                start = time.perf_counter()
+                for robots, urls in zip(parsed, chunk_cases):
+                    for url in urls:
+                        check(robots, url)
+                totals[name]["first"] += time.perf_counter() - start
+                # Steady state: the same objects asked again, as during a crawl of the site.
+                start = time.perf_counter()
+                for robots, urls in zip(parsed, chunk_cases):
+                    for url in urls:
+                        check(robots, url)
+                totals[name]["steady"] += time.perf_counter() - start
+                del parsed
+        for name, total in totals.items():
+            for key, seconds in total.items():
+                rounds[name][key].append(seconds)
     results: dict[str, dict[str, float]] = {}
     for name, (parse, check) in backends.items():
-        parsed: list[Any] = []
-
-        def parse_all() -> None:
-            parsed[:] = [parse(text) for text in texts]
-
-        def clear() -> None:
-            parsed.clear()
-
-        def check_all() -> None:
-            for robots, urls in zip(parsed, cases):
-                for url in urls:
-                    check(robots, url)
-
-        parse_time = median_seconds(parse_all, repeats, setup=clear)
-        # First pass over fresh objects: includes whatever a parser does lazily.
-        first_time = median_seconds(check_all, repeats, setup=parse_all)
-        # Steady state: the same objects asked again, as during a crawl of the site.
-        steady_time = median_seconds(check_all, repeats)
-        clear()
         gc.collect()
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
-        parse_all()
-        for robots, urls in zip(parsed, cases):
+        kept = [parse(text) for text in texts]
+        for robots, urls in zip(kept, cases):
             check(robots, urls[0])
         memory = (tracemalloc.get_traced_memory()[0] - before) / len(texts)
         tracemalloc.stop()
-        clear()
+        del kept
         results[name] = {
-            "parse": megabytes / parse_time,
-            "first": checks / first_time,
-            "steady": checks / steady_time,
+            "parse": megabytes / statistics.median(rounds[name]["parse"]),
+            "first": checks / statistics.median(rounds[name]["first"]),
+            "steady": checks / statistics.median(rounds[name]["steady"]),
             "memory": memory,
         }
         print(f"  measured {name}", file=sys.stderr)
@@ -156,7 +176,10 @@ def bench_corpus(backends: dict[str, tuple[Parse, Check]], texts: list[str], cas
                 ratio("memory"),
             ]
         )
-    print(f"Corpus: {len(texts)} files, {megabytes:.1f} MB, {checks} allowed() checks per pass; medians of {repeats} runs")
+    print(
+        f"Corpus: {len(texts)} files, {megabytes:.1f} MB, {checks} allowed() checks per pass; medians of {repeats} rounds, "
+        f"backends interleaved in {_CHUNKS} chunks"
+    )
     print_table(
         ["parser", "parse MB/s", "vs protego", "checks/s 1st", "vs protego", "checks/s", "vs protego", "KiB/file", "vs protego"],
         rows,
