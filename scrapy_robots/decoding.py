@@ -90,7 +90,10 @@ def _decode(body: bytes, encoding: str | None) -> str:
     codec = _own_codec(encoding) if encoding else None
     if codec is None:
         return _decode_utf8(body)
-    text = body.decode(codec, PERCENT_ERRORS)
+    try:
+        text = body.decode(codec, PERCENT_ERRORS)
+    except (LookupError, UnicodeError):  # a codec that takes no error handler
+        return _decode_utf8(body)
     if text.isascii() or not _ascii_compatible(codec):
         return text  # UTF-16, UTF-32: characters, written as UTF-8 later
     # A multi-byte charset: each character as the %XX of its bytes in it, as the
@@ -110,17 +113,15 @@ def _own_codec(encoding: str) -> str | None:
     """
     try:
         codec = codecs.lookup(encoding).name
-    except LookupError:
-        return None
-    if codec in _UTF8:
-        return None
-    if _ascii_compatible(codec) and all(
+        if codec in _UTF8:
+            return None
         # No two bytes make one character.
-        len(bytes((octet, octet)).decode(codec, "replace")) == 2
-        for octet in range(0x80, 0x100)
-    ):
+        single_byte = all(len(bytes((octet, octet)).decode(codec, "replace")) == 2 for octet in range(0x80, 0x100))
+    except (LookupError, UnicodeError):
+        # Not a text encoding (base64, rot13...: a Content-Type can name anything),
+        # or one that takes no error handler (idna): UTF-8 it is.
         return None
-    return codec
+    return None if single_byte and _ascii_compatible(codec) else codec
 
 
 class _PercentTable(dict[int, str]):

@@ -49,3 +49,10 @@ def test_bom_removed_and_wins_over_charset(bom):
 @pytest.mark.parametrize("body", [b"a\r\nb\rc\nd", "a\r\nb\rc\nd"])
 def test_line_ends_normalised(body):
     assert decode_robotstxt(body) == "a\nb\nc\nd"
+
+
+@pytest.mark.parametrize("charset", ["base64", "rot13", "hex", "zlib", "idna", "punycode", "utf-7"])
+def test_a_charset_that_is_no_text_encoding_never_raises(charset):
+    body = b"User-agent: *\nDisallow: /caf\xe9\n"
+    assert charset_from_content_type(f"text/plain; charset={charset}") is not None
+    assert normalize_robotstxt(body, f"text/plain; charset={charset}") == b"User-agent: *\nDisallow: /caf%E9\n"
