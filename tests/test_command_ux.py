@@ -39,3 +39,93 @@ def test_compare_leaves_out_backends_that_are_not_installed(robots, tmp_path):
     [answer] = _json(robots("--file", str(path), "--compare", "--json", "/ok", env=env).stdout)
     assert set(answer["compare"]) == {"rfc9309", "protego", "python", "rerp"}
     assert set(answer["not_installed"]) == {"reppy", "google"}
+
+
+# -- the project's own middleware ------------------------------------------------------
+
+
+def _project(root: Path, settings: str, spider: str = "") -> Path:
+    """A Scrapy project in ``root`` with ``settings`` (and a spider module's source)."""
+    (root / "proj" / "spiders").mkdir(parents=True)
+    (root / "scrapy.cfg").write_text("[settings]\ndefault = proj.settings\n")
+    (root / "proj" / "__init__.py").write_text("")
+    (root / "proj" / "settings.py").write_text(
+        'BOT_NAME = "proj"\nSPIDER_MODULES = ["proj.spiders"]\n' + settings
+    )
+    (root / "proj" / "spiders" / "__init__.py").write_text("")
+    if spider:
+        (root / "proj" / "spiders" / "pages.py").write_text(spider)
+    return root
+
+
+PAGES_SPIDER = """
+import scrapy
+
+class Pages(scrapy.Spider):
+    name = "pages"
+
+    def __init__(self, url=None, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [url]
+
+    def parse(self, response):
+        pass
+"""
+
+
+def test_a_project_on_scrapys_middleware_gets_its_answers(site, robots, tmp_path):
+    # Scrapy's middleware parses the (empty) body of a 403: everything is allowed; ours
+    # would deny all. The command answers as the project's crawl does, and says so.
+    s = site({"/robots.txt": (403, "", {}), "/page": (200, "hello", {})})
+    project = _project(tmp_path / "p", "ROBOTSTXT_OBEY = True\n", PAGES_SPIDER)
+    out = robots("--json", f"{s.url}/page", cwd=project)
+    assert out.returncode == 0, out.stdout + out.stderr
+    [answer] = _json(out.stdout)
+    assert answer["allowed"] is True
+    assert answer["middleware"] == "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+    assert answer["parser"] == "ProtegoRobotParser"
+    assert "note: this project crawls with Scrapy's own RobotsTxtMiddleware" in out.stderr
+    text = robots(f"{s.url}/page", cwd=project).stdout
+    assert "middleware   Scrapy's own, as the project's crawl" in text
+    # ... which is what `scrapy crawl` does.
+    import subprocess
+    import sys
+
+    subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "pages", "-a", f"url={s.url}/page"],
+        cwd=project, capture_output=True, timeout=60, check=True,
+    )
+    assert "/page" in s.hits
+    # With ours enabled (the add-on), ours answers: 403 denies all.
+    ours = robots("--json", f"{s.url}/page", "-s", 'ADDONS={"scrapy_robots.Addon": 0}', cwd=project)
+    [answer] = _json(ours.stdout)
+    assert (answer["allowed"], answer["middleware"]) == (False, "scrapy_robots.RobotsTxtMiddleware")
+    assert "note:" not in ours.stderr
+
+
+README_BY_HAND = """
+ROBOTSTXT_OBEY = True
+DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "scrapy_robots.RobotsTxtMiddleware": 100,
+}
+"""
+
+
+def test_the_readmes_by_hand_setup_logs_no_duplicate_warning(robots, tmp_path):
+    project = _project(tmp_path / "p", README_BY_HAND)
+    (project / "robots.txt").write_text(ROBOTS)
+    out = robots("--file", "robots.txt", "--json", "/private/x", cwd=project)
+    assert out.returncode == 1, out.stderr
+    assert out.stderr == ""
+    [answer] = _json(out.stdout)
+    assert answer["middleware"] == "scrapy_robots.RobotsTxtMiddleware"
+    assert answer["decision"]["rule"]["line"] == 5
+
+
+def test_a_project_that_does_not_obey_is_told_so(robots, tmp_path):
+    project = _project(tmp_path / "p", 'ROBOTSTXT_OBEY = False\nADDONS = {"scrapy_robots.Addon": 0}\n')
+    (project / "robots.txt").write_text(ROBOTS)
+    out = robots("--file", "robots.txt", "/private/x", cwd=project)
+    assert out.returncode == 1
+    assert "note: ROBOTSTXT_OBEY is False in this project: `scrapy crawl` does not check robots.txt" in out.stderr

@@ -22,7 +22,7 @@ from scrapy.http import Request, Response
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import build_from_crawler, load_object
 
-from scrapy_robots.addon import OURS
+from scrapy_robots.addon import OURS, STOCK, Addon
 from scrapy_robots.config import RobotsConfig
 from scrapy_robots.fetch import FETCH_META, robots_url
 from scrapy_robots.lint import Finding, lint_robotstxt, looks_binary
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
 
     from scrapy_robots.cache import RobotsEntry
     from scrapy_robots.middleware import RobotsTxtMiddleware, Verdict
@@ -57,6 +58,7 @@ UNSUPPORTED = "unsupported"
 
 # Settings through which the command hands objects to the components it adds.
 PARSER_SETTING = "ROBOTS_COMMAND_PARSER"
+MIDDLEWARE_SETTING = "ROBOTS_COMMAND_MIDDLEWARE"
 FILE_SETTING = "ROBOTS_COMMAND_FILE"
 ADDON = "scrapy_robots.Addon"
 LOCAL_FILE_MIDDLEWARE = "scrapy_robots.commands.robots.LocalRobotsFile"
@@ -65,6 +67,21 @@ RECORDING_PARSER = "scrapy_robots.commands.robots.RecordingParser"
 FILE_SITE = "https://example.com"
 
 CMDLINE = SETTINGS_PRIORITIES["cmdline"]
+
+# The names a project may give the middlewares. Matched as text: importing ours (or a
+# project's middlewares) before Scrapy installs its reactor would install the default one.
+OUR_MIDDLEWARE_NAMES = frozenset({OURS, "scrapy_robots.RobotsTxtMiddleware"})
+OUR_ADDON_NAMES = frozenset({ADDON, "scrapy_robots.addon.Addon"})
+#: The answers the command gives: ours, or those of Scrapy's own middleware.
+SCRAPY_ROBOTS, SCRAPY_STOCK = "scrapy_robots.RobotsTxtMiddleware", STOCK
+# What the command changes to answer as Scrapy's own middleware does: it parses the
+# body whatever the status, allows all on a network error, reads no Crawl-delay and
+# excludes no domain.
+STOCK_BEHAVIOUR = {
+    "ROBOTSTXT_STATUS_POLICY": "scrapy",
+    "ROBOTSTXT_CRAWL_DELAY": False,
+    "ROBOTSTXT_EXCLUDED_DOMAINS": [],
+}
 
 
 class RecordingParser(RobotParser):
@@ -177,6 +194,7 @@ class RobotsQuerySpider(Spider):
             "user_agent": agent,
             "product_token": product_token(agent),
             "parser": _class_name(self.crawler.settings[PARSER_SETTING]),
+            "middleware": self.crawler.settings[MIDDLEWARE_SETTING],
             "robots_txt": {
                 "url": entry.url or robots_url(entry.site),
                 "status": entry.status,
@@ -309,6 +327,28 @@ def _class_name(cls: Any) -> str:
     return getattr(cls, "__name__", str(cls))
 
 
+def _component_name(key: Any) -> str:
+    return key if isinstance(key, str) else f"{getattr(key, '__module__', '')}.{getattr(key, '__qualname__', key)}"
+
+
+def crawl_middleware(settings: BaseSettings) -> str | None:
+    """The robots.txt middleware ``scrapy crawl`` runs with ``settings``: ours (by the
+    add-on or by hand, under either name), Scrapy's own, or None (neither is enabled)."""
+    for key, priority in settings["ADDONS"].items():
+        if priority is None:
+            continue
+        if _component_name(key) in OUR_ADDON_NAMES or (isinstance(key, type) and issubclass(key, Addon)):
+            return SCRAPY_ROBOTS
+    enabled = {
+        _component_name(key)
+        for key, order in settings.getwithbase("DOWNLOADER_MIDDLEWARES").items()
+        if order is not None
+    }
+    if enabled & OUR_MIDDLEWARE_NAMES:
+        return SCRAPY_ROBOTS
+    return SCRAPY_STOCK if STOCK in enabled else None
+
+
 def parser_path(name: str) -> str:
     """``--parser``'s value as an import path: a short name or an import path."""
     return BACKENDS.get(name.strip().lower(), name.strip())
@@ -386,10 +426,7 @@ class Command(ScrapyCommand):
         self._unless_given("LOG_LEVEL", "WARNING")
         # A command line answers now: one attempt, no unreachable retries.
         self._unless_given("ROBOTSTXT_UNREACHABLE_RETRY_TIMES", 0)
-        settings.set("ROBOTSTXT_OBEY", True, priority="cmdline")
-        middlewares = settings.getwithbase("DOWNLOADER_MIDDLEWARES")
-        if middlewares.get(OURS) is None:
-            settings["ADDONS"].set(ADDON, 0, priority="cmdline")
+        self.middleware = self._choose_middleware(settings)
         if opts.user_agent:
             settings.set("ROBOTSTXT_USER_AGENT", opts.user_agent, priority="cmdline")
         if opts.parser:
@@ -401,12 +438,52 @@ class Command(ScrapyCommand):
             self.problem = str(exc)
             return
         settings.set(PARSER_SETTING, chosen, priority="cmdline")
+        settings.set(MIDDLEWARE_SETTING, self.middleware, priority="cmdline")
         settings.set("ROBOTSTXT_PARSER", RECORDING_PARSER, priority="cmdline")
         if opts.file:
             self.body = self._read(opts.file)
             if self.body is not None:
                 settings.set(FILE_SETTING, self.body, priority="cmdline")
                 settings["DOWNLOADER_MIDDLEWARES"].set(LOCAL_FILE_MIDDLEWARE, 1, priority="cmdline")
+
+    def _choose_middleware(self, settings: BaseSettings) -> str:
+        """Answer as the project's crawl would: with Scrapy's own middleware if that is
+        the one its settings enable (emulated by ours with Scrapy's behaviour), else
+        with ours; ``self.notes`` says so when it matters."""
+        from scrapy.utils.project import inside_project
+
+        self.notes: list[str] = []
+        current = crawl_middleware(settings)
+        in_project = inside_project()
+        if in_project and not settings.getbool("ROBOTSTXT_OBEY"):
+            self.notes.append(
+                "ROBOTSTXT_OBEY is False in this project: `scrapy crawl` does not check robots.txt; "
+                "these are the answers it would give if it did"
+            )
+        settings.set("ROBOTSTXT_OBEY", True, priority="cmdline")
+        if current != SCRAPY_ROBOTS:
+            # The add-on enables ours in place of Scrapy's; a project that enables ours
+            # already (under either name) would get it twice, with Scrapy's warning.
+            settings["ADDONS"].set(ADDON, 0, priority="cmdline")
+        if not in_project or current == SCRAPY_ROBOTS:
+            return SCRAPY_ROBOTS
+        if current is None:
+            self.notes.append(
+                "this project enables no robots.txt middleware (DOWNLOADER_MIDDLEWARES): `scrapy crawl` "
+                "checks no robots.txt; these are the answers of scrapy_robots.RobotsTxtMiddleware"
+            )
+            return SCRAPY_ROBOTS
+        parser = settings.get("ROBOTSTXT_PARSER")
+        settings.set("ROBOTSTXT_PARSER", parser, priority="cmdline")
+        for name, value in STOCK_BEHAVIOUR.items():
+            settings.set(name, value, priority="cmdline")
+        self.notes.append(
+            f"this project crawls with Scrapy's own RobotsTxtMiddleware ({STOCK}), so these are its answers: "
+            f"robots.txt parsed with {_class_name(parser).rsplit('.', 1)[-1]} whatever the HTTP status, a network "
+            "error allows all, no Crawl-delay. For scrapy_robots' answers: "
+            "-s 'ADDONS={\"scrapy_robots.Addon\": 0}' (or enable it in settings.py)"
+        )
+        return SCRAPY_STOCK
 
     def _unless_given(self, name: str, value: Any) -> None:
         assert self.settings is not None
@@ -431,6 +508,8 @@ class Command(ScrapyCommand):
         if self.problem is not None:
             self._fail(self.problem)
             return
+        for note in self.notes:
+            print(f"scrapy robots: note: {note}", file=sys.stderr)
         checks: list[str] = []
         results: list[dict[str, Any]] = []
         for url in args:
@@ -545,6 +624,8 @@ def format_report(result: dict[str, Any], local_file: str | None = None) -> str:
         lines.append(f"  {label:<12} {text}")
 
     row("user agent", f"{result['user_agent']} (product token {result['product_token']})")
+    if result.get("middleware") == SCRAPY_STOCK:
+        row("middleware", "Scrapy's own, as the project's crawl: any status parsed, Crawl-delay not read")
     if not result["allowed"]:
         row("reason", result["reason"])
     decision = result["decision"]
