@@ -43,7 +43,7 @@ class TourSpider(Spider):
         from scrapy_robots import RobotsTxtMiddleware
 
         [robots] = [m for m in self.crawler.engine.downloader.middleware.middlewares if isinstance(m, RobotsTxtMiddleware)]
-        _, entry = robots.cache.lookup(f"http://{host}:{PORT}")
+        entry = robots.cache.get(f"http://{host}:{PORT}")
         if entry is None or entry.delay is None:
             return
         with urlopen(f"http://{host}:{PORT}/__arrivals__", timeout=5) as answer:
