@@ -7,14 +7,16 @@ as the RFC 9309 parser does, by extending its group builder, and never re-parses
     from scrapy_robots.lint import lint_robotstxt
 
     for finding in lint_robotstxt(open("robots.txt", "rb").read()):
-        print(finding)   # line 4: unknown directive 'Disalow ' ...
+        print(finding)   # line 4: unknown directive 'Disallwo' (did you mean Disallow?) ...
 """
 
 from __future__ import annotations
 
+import codecs
 import difflib
 from dataclasses import dataclass
 from typing import Final
+from urllib.parse import quote
 
 from scrapy_robots.decoding import decode_robotstxt
 from scrapy_robots.rfc9309 import normalize, parse_robotstxt
@@ -47,6 +49,8 @@ RELATIVE_SITEMAP: Final = "relative-sitemap"
 TOO_LARGE: Final = "too-large"
 HTML: Final = "html"
 BINARY: Final = "binary"
+MISSPELT: Final = "misspelt-directive"
+NOT_UTF8: Final = "not-utf8"
 
 # What "did you mean" compares an unknown key with, as people write them.
 _DIRECTIVE_SPELLINGS: Final = {
@@ -61,6 +65,9 @@ _DIRECTIVE_SPELLINGS: Final = {
     "clean-param": "Clean-param",
 }
 _HTML_MARKERS: Final = ("<!doctype html", "<html", "<head", "<body", "<meta", "<title")
+_GOOGLE_READS: Final = frozenset({"User-agent", "Allow", "Disallow", "Sitemap"})
+# A comment cut and whitespace stripped as the tokenizer does.
+_WS: Final = " \t\v\f"
 
 
 @dataclass(frozen=True, order=True)
@@ -78,25 +85,48 @@ class Finding:
 
 class RobotsTxtLinter(GroupBuilder):
     """A :class:`~scrapy_robots.rfc9309.RobotsTxtHandler` that records
-    :class:`Finding` objects while the parser's groups are built."""
+    :class:`Finding` objects while the parser's groups are built.
 
-    def __init__(self) -> None:
+    Given the ``text`` it lints, it also reports the misspelt keys that the tokenizer
+    accepts (``Disalow``): the tokenizer's events carry the directive, not the key as
+    written, so the linter reads the key back from the line."""
+
+    def __init__(self, text: str | None = None) -> None:
         super().__init__()
         self.findings: list[Finding] = []
+        #: Lines read as a directive (so not an HTML page that happens to say "<html").
+        self.directives = 0
+        self._lines = _lines(text) if text is not None else None
 
     def _add(self, line: int, code: str, message: str) -> None:
         self.findings.append(Finding(line, code, message))
 
+    def _spelling(self, line: int, directive: str) -> None:
+        self.directives += 1
+        if self._lines is None or line > len(self._lines):
+            return
+        key = _key_of(self._lines[line - 1])
+        if key.lower() != directive.lower():
+            readers = "Google's parser and ours" if directive in _GOOGLE_READS else "our parser"
+            self._add(
+                line, MISSPELT,
+                f"{key!r} is read as {directive} by {readers}, but not by every parser "
+                f"(urllib.robotparser skips the line): write {directive}",
+            )
+
     def handle_user_agent(self, line: int, value: str) -> None:
+        self._spelling(line, "User-agent")
         if not value:
             self._add(line, EMPTY_USER_AGENT, "User-agent with no value names no crawler")
         super().handle_user_agent(line, value)
 
     def handle_allow(self, line: int, value: str) -> None:
+        self._spelling(line, "Allow")
         self._check_rule(line, "Allow", value)
         super().handle_allow(line, value)
 
     def handle_disallow(self, line: int, value: str) -> None:
+        self._spelling(line, "Disallow")
         self._check_rule(line, "Disallow", value)
         super().handle_disallow(line, value)
 
@@ -114,29 +144,38 @@ class RobotsTxtLinter(GroupBuilder):
             )
 
     def handle_sitemap(self, line: int, value: str) -> None:
+        self._spelling(line, "Sitemap")
         if not value.lower().startswith(("http://", "https://")):
             self._add(line, RELATIVE_SITEMAP, f"Sitemap: {value} is not an absolute http(s) URL")
         super().handle_sitemap(line, value)
 
     def handle_crawl_delay(self, line: int, value: str) -> None:
+        self._spelling(line, "Crawl-delay")
         if self._group_record(line, "Crawl-delay", value, self._group and self._group.crawl_delay):
             if parse_crawl_delay(value) is None:
                 self._add(line, BAD_VALUE, f"Crawl-delay: {value} is not a number of seconds")
         super().handle_crawl_delay(line, value)
 
     def handle_request_rate(self, line: int, value: str) -> None:
+        self._spelling(line, "Request-rate")
         if self._group_record(line, "Request-rate", value, self._group and self._group.request_rate):
             if parse_request_rate(value) is None:
                 self._add(line, BAD_VALUE, f"Request-rate: {value} is not requests/seconds (such as 1/10s)")
         super().handle_request_rate(line, value)
 
     def handle_visit_time(self, line: int, value: str) -> None:
+        self._spelling(line, "Visit-time")
         if self._group_record(line, "Visit-time", value, self._group and self._group.visit_time):
             if parse_visit_time(value) is None:
                 self._add(line, BAD_VALUE, f"Visit-time: {value} is not a time range (such as 0100-0545)")
         super().handle_visit_time(line, value)
 
+    def handle_host(self, line: int, value: str) -> None:
+        self._spelling(line, "Host")
+        super().handle_host(line, value)
+
     def handle_clean_param(self, line: int, value: str) -> None:
+        self._spelling(line, "Clean-param")
         if parse_clean_param(value) is None:
             self._add(line, BAD_VALUE, f"Clean-param: {value} names no parameter")
         super().handle_clean_param(line, value)
@@ -209,13 +248,17 @@ def lint_robotstxt(
     """
     text = decode_robotstxt(body, encoding)
     size = len(body) if isinstance(body, bytes) else len(text.encode("utf-8"))
-    whole_file = _not_robots_txt(text)
-    if whole_file is not None:
-        # Every line of an HTML page or a binary file would be a finding: say it once.
-        return [whole_file]
-    linter = RobotsTxtLinter()
+    if _binary(text):
+        return [Finding(0, BINARY, "this is binary data, not a robots.txt: parsers read no rule from it")]
+    linter = RobotsTxtLinter(text)
     parse_robotstxt(text, linter)
+    html = _html_page(text, linter.directives)
+    if html is not None:
+        # Every line of an HTML page would be a finding: say it once.
+        return [html]
     findings = linter.findings
+    if isinstance(body, bytes) and _utf8_expected(encoding):
+        findings.extend(_not_utf8(body))
     lines = text.split("\n")
     if size > limit:
         findings.append(
@@ -248,11 +291,12 @@ def _binary(text: str) -> bool:
     return bool(sample) and sample.count("\ufffd") > len(sample) // 10
 
 
-def _not_robots_txt(text: str) -> Finding | None:
-    if _binary(text):
-        return Finding(0, BINARY, "this is binary data, not a robots.txt: parsers read no rule from it")
+def _html_page(text: str, directives: int) -> Finding | None:
+    """An HTML page: one that starts as one, or that has the markers and no line a
+    parser reads. A robots.txt that mentions ``<html`` somewhere (in a comment, a
+    path) is linted line by line like any other."""
     head = text[:2048].lstrip().lower()
-    if head.startswith(_HTML_MARKERS) or "<html" in head:
+    if head.startswith(_HTML_MARKERS) or (not directives and ("<html" in head or "<!doctype html" in head)):
         line = next((n for n, part in enumerate(text.split("\n"), 1) if "<" in part), 1)
         return Finding(
             line, HTML,
@@ -260,6 +304,68 @@ def _not_robots_txt(text: str) -> Finding | None:
             "parsers read no rule from it",
         )
     return None
+
+
+def _utf8_expected(encoding: str | None) -> bool:
+    if not encoding:
+        return True
+    try:
+        return codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
+    except LookupError:
+        return True  # an unknown charset is read as UTF-8
+
+
+def _not_utf8(body: bytes) -> list[Finding]:
+    """Lines with bytes that are not UTF-8, in a file declared (or taken to be) UTF-8.
+
+    Such a byte is read as its ``%XX`` (as Google does), which matches a URL written in
+    that legacy charset, never the UTF-8 URL a browser sends for the same character."""
+    if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return []
+    if body.startswith(codecs.BOM_UTF8):
+        body = body[3:]
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        return []  # the common case: one decode, no line split
+    findings = []
+    for number, line in enumerate(body.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"), 1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if number == 1 and exc.start == 0 and line[:1] == b"\xef":
+                continue  # the start of a broken byte-order mark, skipped as Google does
+            bad = line[exc.start : exc.end]
+            guess = bad.decode("cp1252", "replace")
+            escaped = "".join(f"%{octet:02X}" for octet in bad)
+            findings.append(
+                Finding(
+                    number, NOT_UTF8,
+                    f"byte{'s' if len(bad) > 1 else ''} {escaped} at column {exc.start + 1} "
+                    f"{'are' if len(bad) > 1 else 'is'} not UTF-8 (Latin-1 {guess!r}?): parsers read "
+                    f"{escaped}, which matches no URL a browser writes for {guess!r} "
+                    f"({quote(guess)}); robots.txt is UTF-8 (RFC 9309 2.3)",
+                )
+            )
+    return findings
+
+
+def _lines(text: str) -> list[str]:
+    # The tokenizer's line ends; decode_robotstxt made them "\n" and removed the BOM.
+    return text.split("\n")
+
+
+def _key_of(line: str) -> str:
+    """A line's key as written (the tokenizer's split: ``key: value``, else the first
+    of two words)."""
+    if "#" in line:
+        line = line[: line.index("#")]
+    key, colon, _ = line.partition(":")
+    if colon:
+        return key.strip(_WS)
+    return line.strip(_WS).split(None, 1)[0] if line.strip(_WS) else ""
 
 
 def _line_at_byte(lines: list[str], offset: int) -> int:

@@ -129,3 +129,27 @@ def test_a_project_that_does_not_obey_is_told_so(robots, tmp_path):
     out = robots("--file", "robots.txt", "/private/x", cwd=project)
     assert out.returncode == 1
     assert "note: ROBOTSTXT_OBEY is False in this project: `scrapy crawl` does not check robots.txt" in out.stderr
+
+
+# -- --lint ------------------------------------------------------------------------------
+
+
+def test_lint_reads_the_sites_bytes_as_received(site, robots):
+    # The middleware hands the parser UTF-8 (the Latin-1 byte as %E9); the linter sees
+    # the byte itself, and the rest of the file despite the "<html" in a comment.
+    s = site({"/robots.txt": (200, b"User-agent: *\n# not <html>\nDisalow: /caf\xe9\n", {})})
+    out = robots("--lint", "--json", f"{s.url}/x")
+    [answer] = _json(out.stdout)
+    assert [(f["line"], f["code"]) for f in answer["lint"]] == [(3, "misspelt-directive"), (3, "not-utf8")]
+    text = robots("--lint", f"{s.url}/x").stdout
+    assert "line 3: 'Disalow' is read as Disallow" in text
+    assert "line 3: byte %E9 at column 14 is not UTF-8" in text
+
+
+def test_lint_a_latin1_file(robots, tmp_path):
+    path = tmp_path / "robots.txt"
+    path.write_bytes(b"User-agent: *\nDisallow: /caf\xe9\n")
+    out = robots("--file", str(path), "--lint")
+    assert out.returncode == 1
+    assert "no problems found" not in out.stdout
+    assert "[not-utf8]" in out.stdout

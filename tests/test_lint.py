@@ -14,7 +14,9 @@ from scrapy_robots.lint import (
     EMPTY_USER_AGENT,
     HTML,
     INVALID_LINE,
+    MISSPELT,
     NO_LEADING_SLASH,
+    NOT_UTF8,
     OVERRIDDEN,
     RECORD_BEFORE_USER_AGENT,
     RELATIVE_SITEMAP,
@@ -157,3 +159,47 @@ def test_never_raises(text):
 def test_does_not_import_scrapy():
     code = "import sys, scrapy_robots.lint; assert 'scrapy' not in sys.modules, 'scrapy imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- issue #14 -------------------------------------------------------------------------
+
+
+def test_html_mentioned_in_a_robots_txt_hides_no_finding():
+    body = "User-agent: *\n# our <html> pages live under /site\nDisallow: /<html\nDisallwo: /x\n"
+    assert [(f.line, f.code) for f in lint_robotstxt(body)] == [(4, UNKNOWN_DIRECTIVE)]
+
+
+def test_a_page_that_does_not_start_with_a_tag_is_html_when_no_line_is_read():
+    body = b"Warning: include(): failed in /var/www\n<!DOCTYPE html>\n<html><body>Oops</body></html>\n"
+    assert [(f.line, f.code) for f in lint_robotstxt(body)] == [(2, HTML)]
+
+
+def test_bytes_that_are_not_utf8_are_flagged_at_their_line():
+    body = b"User-agent: *\nDisallow: /caf\xe9\nDisallow: /caf\xc3\xa9s\n"
+    [finding] = lint_robotstxt(body)
+    assert (finding.line, finding.code) == (2, NOT_UTF8)
+    assert "%E9" in finding.message and "%C3%A9" in finding.message and "column 15" in finding.message
+    # A declared legacy charset is no surprise; UTF-8 declared is the same as none.
+    assert lint_robotstxt(body, encoding="iso-8859-1") == []
+    assert [f.code for f in lint_robotstxt(body, encoding="utf-8")] == [NOT_UTF8]
+    assert lint_robotstxt(body.decode("latin-1")) == []  # text: nothing to say about bytes
+
+
+def test_misspelt_keys_the_tokenizer_accepts_are_flagged():
+    body = (
+        "User agent: *\n"         # 1
+        "Disalow: /a\n"           # 2
+        "Disallow: /b\n"          # 3
+        "DISALLOW: /c\n"          # 4 case does not matter
+        "Crawl_delay: 3\n"        # 5
+        "Site-map: https://e.com/s.xml\n"  # 6
+        "Disallowed /d\n"         # 7 no colon, two words
+    )
+    findings = [(f.line, f.code) for f in lint_robotstxt(body)]
+    assert findings == [(1, MISSPELT), (2, MISSPELT), (5, MISSPELT), (6, MISSPELT), (7, MISSPELT)]
+    by_line = {f.line: f.message for f in lint_robotstxt(body)}
+    assert by_line[2] == (
+        "'Disalow' is read as Disallow by Google's parser and ours, but not by every parser "
+        "(urllib.robotparser skips the line): write Disallow"
+    )
+    assert "by our parser" in by_line[5]

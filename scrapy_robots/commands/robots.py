@@ -24,6 +24,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_robots.addon import OURS, STOCK, Addon
 from scrapy_robots.config import RobotsConfig
+from scrapy_robots.decoding import charset_from_content_type
 from scrapy_robots.fetch import FETCH_META, robots_url
 from scrapy_robots.lint import Finding, lint_robotstxt, looks_binary
 from scrapy_robots.parsers import DirectiveNotSupported, RobotParser, as_robot_parser, default_user_agent
@@ -62,6 +63,8 @@ MIDDLEWARE_SETTING = "ROBOTS_COMMAND_MIDDLEWARE"
 FILE_SETTING = "ROBOTS_COMMAND_FILE"
 ADDON = "scrapy_robots.Addon"
 LOCAL_FILE_MIDDLEWARE = "scrapy_robots.commands.robots.LocalRobotsFile"
+# After HttpCompressionMiddleware (590) has decompressed the response.
+RAW_BODIES_MIDDLEWARE = "scrapy_robots.commands.robots.RawRobotsBodies"
 RECORDING_PARSER = "scrapy_robots.commands.robots.RecordingParser"
 # A bare path given with --file is checked as a URL of this site.
 FILE_SITE = "https://example.com"
@@ -139,6 +142,26 @@ class LocalRobotsFile:
         )
 
 
+class RawRobotsBodies:
+    """``--lint``: keeps each robots.txt response's body as it came (decompressed), with
+    its ``Content-Type``: the linter reads the bytes, before the middleware re-encodes
+    them as UTF-8 for the parser (bytes that are not UTF-8 are a finding)."""
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RawRobotsBodies:
+        return cls(crawler)
+
+    def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
+        if request.meta.get(FETCH_META):
+            bodies = getattr(self.crawler.spider, "raw_bodies", None)
+            if bodies is not None:
+                bodies[response.url] = (response.body, response.headers.get(b"Content-Type"))
+        return response
+
+
 class RobotsQuerySpider(Spider):
     """Asks the enabled middleware about each URL; downloads nothing but robots.txt."""
 
@@ -152,6 +175,8 @@ class RobotsQuerySpider(Spider):
         self.lint = lint
         self._by_site: dict[str, dict[str, Any]] = {}
         self._backends: tuple[dict[str, Any], dict[str, str]] | None = None
+        #: robots.txt URL -> (body as received, Content-Type), filled by RawRobotsBodies.
+        self.raw_bodies: dict[str, tuple[bytes, bytes | None]] = {}
 
     async def start(self) -> AsyncIterator[Any]:
         from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
@@ -221,12 +246,20 @@ class RobotsQuerySpider(Spider):
         if self.lint:
             if "lint" not in site:
                 site["lint"] = (
-                    [asdict(f) for f in lint_robotstxt(recorded.body, truncated=entry.truncated)]
-                    if recorded is not None
-                    else None
+                    [asdict(f) for f in self._lint(entry, recorded)] if recorded is not None else None
                 )
             report["lint"] = site["lint"]
         return report
+
+    def _lint(self, entry: RobotsEntry, recorded: RecordingParser) -> list[Finding]:
+        raw = self.raw_bodies.get(entry.url or "")
+        if raw is None:
+            return lint_robotstxt(recorded.body, truncated=entry.truncated)
+        # The bytes the crawl parsed: those received, up to the size cap.
+        body, content_type = raw
+        return lint_robotstxt(
+            body[: entry.size], encoding=charset_from_content_type(content_type), truncated=entry.truncated
+        )
 
     def _compare(
         self, mw: RobotsTxtMiddleware, site: dict[str, Any], request: Request, entry: RobotsEntry, agent: str,
@@ -440,6 +473,8 @@ class Command(ScrapyCommand):
         settings.set(PARSER_SETTING, chosen, priority="cmdline")
         settings.set(MIDDLEWARE_SETTING, self.middleware, priority="cmdline")
         settings.set("ROBOTSTXT_PARSER", RECORDING_PARSER, priority="cmdline")
+        if opts.lint:
+            settings["DOWNLOADER_MIDDLEWARES"].set(RAW_BODIES_MIDDLEWARE, 580, priority="cmdline")
         if opts.file:
             self.body = self._read(opts.file)
             if self.body is not None:
