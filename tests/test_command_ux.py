@@ -153,3 +153,16 @@ def test_lint_a_latin1_file(robots, tmp_path):
     assert out.returncode == 1
     assert "no problems found" not in out.stdout
     assert "[not-utf8]" in out.stdout
+
+
+# -- --json ------------------------------------------------------------------------------
+
+
+def test_json_names_the_error_of_an_unreachable_robots_txt(site, robots):
+    s = site({"/robots.txt": (503, "busy", {})})
+    out = robots("--json", f"{s.url}/x")
+    assert out.returncode == 2
+    [answer] = _json(out.stdout)
+    assert answer["error"] == f"{s.url}/robots.txt unreachable: HTTP 503"
+    assert answer["allowed"] is False  # the policy's verdict is still there
+    assert answer["robots_txt"]["policy"] == "unreachable"

@@ -558,6 +558,8 @@ class Command(ScrapyCommand):
             result["url"] = given  # a bare path given with --file stays a path
             if "robots_txt" in result:
                 result["robots_txt"]["file"] = opts.file
+                # An answer, and an error all the same: the exit status is 2.
+                result["error"] = _unreachable(result)
         file_lint = None
         if opts.lint and opts.file and self.body is not None:
             file_lint = lint_robotstxt(self.body)
@@ -599,11 +601,12 @@ class Command(ScrapyCommand):
                 print(json.dumps(result))
             return
         for result in results:
-            error = result.get("error") or _unreachable(result)
+            error = result.get("error")
             if error:
                 where = "" if result["url"] in error else f"{result['url']}: "
                 print(f"scrapy robots: error: {where}{error}", file=sys.stderr)
-        answered = [r for r in results if not r.get("error")]
+        # An unreachable robots.txt is an error with a report (the policy's verdict).
+        answered = [r for r in results if "robots_txt" in r]
         if opts.compare:
             print(format_compare(answered))
         else:
