@@ -28,8 +28,10 @@ _GENERIC_PRODUCTS = frozenset(
         "u",
     }
 )
-_PRODUCT = re.compile(r"[A-Za-z_-][A-Za-z0-9_.-]*")
-_BARE_TOKEN = re.compile(r"[A-Za-z_-]+")
+# Letters beyond ASCII belong to the name (Google and Protego read "Bö" whole; cut at
+# the "ö", it would match a "User-agent: Bär" group as "B").
+_PRODUCT = re.compile(r"[^\W\d][\w.-]*")
+_BARE_TOKEN = re.compile(r"[^\W\d][\w-]*")
 
 
 def product_token(user_agent: str | bytes | None) -> str:

@@ -27,3 +27,15 @@ from scrapy_robots.useragent import product_token
 )
 def test_product_token(header, token):
     assert product_token(header) == token
+
+
+def test_a_non_ascii_letter_belongs_to_the_name():
+    from scrapy_robots.parsers import GoogleParser, ProtegoParser, RFC9309Parser
+    from scrapy_robots.useragent import product_token
+
+    assert product_token("Bö") == "Bö"
+    assert product_token("Mozilla/5.0 (compatible; Bötbot/1.0)") == "Bötbot"
+    body = "User-agent: Bär\nDisallow: /\n".encode()
+    # Cut at the "ö", the agent would be "B" and fall into the Bär group of every backend.
+    for backend in (RFC9309Parser, ProtegoParser, GoogleParser):
+        assert backend(body, user_agent="Bö").allowed("https://example.com/x"), backend
