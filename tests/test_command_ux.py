@@ -166,3 +166,36 @@ def test_json_names_the_error_of_an_unreachable_robots_txt(site, robots):
     assert answer["error"] == f"{s.url}/robots.txt unreachable: HTTP 503"
     assert answer["allowed"] is False  # the policy's verdict is still there
     assert answer["robots_txt"]["policy"] == "unreachable"
+
+
+# -- nothing written -----------------------------------------------------------------------
+
+
+def test_the_command_writes_nothing_into_the_projects_jobdir(site, robots, tmp_path):
+    s = site(ROBOTS)
+    project = _project(
+        tmp_path / "p",
+        'ROBOTSTXT_OBEY = True\nADDONS = {"scrapy_robots.Addon": 0}\nJOBDIR = "job"\n'
+        'ROBOTSTXT_CACHE_STORAGE = "proj.storage.Marking"\n',
+    )
+    (project / "proj" / "storage.py").write_text(MARKING_STORAGE)
+    out = robots("--json", f"{s.url}/private/x", cwd=project)
+    assert out.returncode == 1, out.stderr
+    assert not (project / "job").exists()
+    assert not (project / "saved").exists()  # the in-memory storage answered
+    # Given on the command line, a storage is used.
+    out = robots("--json", f"{s.url}/private/x", "-s", "ROBOTSTXT_CACHE_STORAGE=proj.storage.Marking", cwd=project)
+    assert out.returncode == 1, out.stderr
+    assert (project / "saved").read_text() == s.url
+
+
+MARKING_STORAGE = """
+from scrapy_robots.cache import MemoryRobotsStorage
+
+
+class Marking(MemoryRobotsStorage):
+    async def save(self, entry):
+        with open("saved", "w") as f:
+            f.write(entry.site)
+        await super().save(entry)
+"""

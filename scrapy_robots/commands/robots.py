@@ -23,7 +23,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_robots.addon import OURS, STOCK, Addon
-from scrapy_robots.config import RobotsConfig
+from scrapy_robots.config import MEMORY_STORAGE, RobotsConfig
 from scrapy_robots.decoding import charset_from_content_type
 from scrapy_robots.fetch import FETCH_META, robots_url
 from scrapy_robots.lint import Finding, lint_robotstxt, looks_binary
@@ -459,6 +459,10 @@ class Command(ScrapyCommand):
         self._unless_given("LOG_LEVEL", "WARNING")
         # A command line answers now: one attempt, no unreachable retries.
         self._unless_given("ROBOTSTXT_UNREACHABLE_RETRY_TIMES", 0)
+        # A question writes nothing: not into the project's JOBDIR (its scheduler queue,
+        # spider state, robots.txt cache), not into a shared cache.
+        self._unless_given("JOBDIR", None)
+        self._unless_given("ROBOTSTXT_CACHE_STORAGE", MEMORY_STORAGE)
         self.middleware = self._choose_middleware(settings)
         if opts.user_agent:
             settings.set("ROBOTSTXT_USER_AGENT", opts.user_agent, priority="cmdline")
