@@ -351,6 +351,18 @@ def test_json_lines_one_object_per_url(site, robots):
         (["--file", "/nonexistent/robots.txt", "/x"], "cannot read '/nonexistent/robots.txt'"),
         (["--parser", "nope.Nothing", "https://example.com/"], "ROBOTSTXT_PARSER = 'nope.Nothing' cannot be loaded"),
         (["-s", "ROBOTSTXT_MAX_CRAWL_DELAY=soon", "https://example.com/"], "ROBOTSTXT_MAX_CRAWL_DELAY must be a number"),
+        # Classes that build but cannot answer, checked against the interface (#14).
+        (
+            ["--parser", "urllib.robotparser.RobotFileParser", "https://example.com/"],
+            "ROBOTSTXT_PARSER = urllib.robotparser.RobotFileParser has no allowed(url, user_agent) method",
+        ),
+        (
+            ["-s", "ROBOTSTXT_CACHE_STORAGE=builtins.dict", "https://example.com/"],
+            "ROBOTSTXT_CACHE_STORAGE = builtins.dict has no async load() method",
+        ),
+        (["-s", "ROBOTSTXT_CRAWL_DELAY=maybe", "https://example.com/"], "ROBOTSTXT_CRAWL_DELAY must be True or False"),
+        (["-s", "ROBOTSTXT_MAXSIZE=1.5", "https://example.com/"], "ROBOTSTXT_MAXSIZE must be a whole number, not '1.5'"),
+        (["-s", "ROBOTSTXT_REDIS_URL=localhost:6379", "https://example.com/"], "ROBOTSTXT_REDIS_URL = 'localhost:6379'"),
         ([], "nothing to check"),
     ],
 )

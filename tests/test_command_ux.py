@@ -199,3 +199,22 @@ class Marking(MemoryRobotsStorage):
             f.write(entry.site)
         await super().save(entry)
 """
+
+
+# -- settings given with -s ------------------------------------------------------------------
+
+
+def test_a_dict_setting_as_json(site, robots):
+    s = site({"/robots.txt": (503, "busy", {})})
+    out = robots("--json", f"{s.url}/x", "-s", 'ROBOTSTXT_STATUS_POLICY={"503": "allow"}')
+    assert out.returncode == 0, out.stderr
+    [answer] = _json(out.stdout)
+    assert (answer["allowed"], answer["robots_txt"]["policy"]) == (True, "allow")
+
+
+def test_a_malformed_url_is_one_line_and_the_others_are_answered(site, robots):
+    s = site(ROBOTS)
+    out = robots("https://[::1/x", f"{s.url}/private/x")
+    assert out.returncode == 2
+    assert out.stderr.strip() == "scrapy robots: error: 'https://[::1/x' is not a valid URL (Invalid IPv6 URL)"
+    assert f"{s.url}/private/x: denied" in out.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import pytest_twisted
 
 from crawling import RecordingSpider, crawl, robots_middleware, stat
@@ -72,3 +73,150 @@ def test_excluded_domain_matching_on_label_boundaries():
     assert not mw._excluded("http://notexample.org:80")
     assert not mw._excluded("http://gov.example.com:80")
     assert not mw._excluded("http://lagov:80")
+
+
+# -- start-up errors that name the setting (#14) ------------------------------------------
+
+
+class _NoSave:
+    async def load(self, site):
+        return None
+
+
+class _SyncStorage:
+    def load(self, site):
+        return None
+
+    def save(self, entry):
+        pass
+
+
+class _Parser:
+    def __init__(self, body):
+        pass
+
+    def allowed(self, url, user_agent):
+        return True
+
+
+class _OneArgumentParser(_Parser):
+    def allowed(self, url):  # type: ignore[override]
+        return True
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        # Built, but cannot answer: every request failed, or every site was allowed.
+        ("ROBOTSTXT_PARSER", "urllib.robotparser.RobotFileParser", "has no allowed(url, user_agent) method"),
+        ("ROBOTSTXT_PARSER", "builtins.dict", "has no allowed(url, user_agent) method"),
+        ("ROBOTSTXT_PARSER", "scrapy_robots.parsers.RobotParser", "is abstract"),
+        ("ROBOTSTXT_PARSER", _OneArgumentParser, "cannot be called as allowed(url, user_agent)"),
+        ("ROBOTSTXT_PARSER", _Parser(b""), "is not a class"),
+        ("ROBOTSTXT_CACHE_STORAGE", "builtins.dict", "has no async load() method"),
+        ("ROBOTSTXT_CACHE_STORAGE", _NoSave, "has no async save() method"),
+        ("ROBOTSTXT_CACHE_STORAGE", _SyncStorage, "has no async load() method"),
+        ("ROBOTSTXT_CACHE_STORAGE", "scrapy_robots.cache.RobotsStorage", "does not implement load()"),
+        # The example names a storage, not a parser.
+        ("ROBOTSTXT_CACHE_STORAGE", "no.such.Storage", "such as 'scrapy_robots.cache.MemoryRobotsStorage'"),
+        ("ROBOTSTXT_CRAWL_DELAY", "maybe", "ROBOTSTXT_CRAWL_DELAY must be True or False, not 'maybe'"),
+        ("ROBOTSTXT_CRAWL_DELAY", 0.5, "ROBOTSTXT_CRAWL_DELAY must be True or False"),
+        ("ROBOTSTXT_FLEET_PACING", "yes please", "ROBOTSTXT_FLEET_PACING must be True or False"),
+        ("ROBOTSTXT_EXCLUDED_DOMAINS", 123, "ROBOTSTXT_EXCLUDED_DOMAINS must be a list of domain names"),
+        ("ROBOTSTXT_EXCLUDED_DOMAINS", ["ok.com", 5], "ROBOTSTXT_EXCLUDED_DOMAINS: 5 is not a domain name"),
+        ("ROBOTSTXT_EXCLUDED_DOMAINS", ["https://example.com/"], "did you mean 'example.com'"),
+        ("ROBOTSTXT_EXCLUDED_DOMAINS", ["*.example.com"], "did you mean 'example.com'"),
+        ("ROBOTSTXT_REDIS_URL", "localhost:6379", "ROBOTSTXT_REDIS_URL = 'localhost:6379' is not a Redis URL"),
+        ("ROBOTSTXT_REDIS_URL", "redis://host:port/0", "ROBOTSTXT_REDIS_URL = 'redis://host:port/0' has an invalid port"),
+        ("REDIS_URL", "http://localhost", "REDIS_URL = 'http://localhost' is not a Redis URL"),
+        # Changed on the way in, never: 1.5 bytes was 1 byte (every rule dropped).
+        ("ROBOTSTXT_MAXSIZE", 1.5, "ROBOTSTXT_MAXSIZE must be a whole number, not 1.5"),
+        ("ROBOTSTXT_MAXSIZE", "1.5", "ROBOTSTXT_MAXSIZE must be a whole number, not '1.5'"),
+        ("ROBOTSTXT_MAXSIZE", True, "ROBOTSTXT_MAXSIZE must be a whole number, not True"),
+        ("ROBOTSTXT_UNREACHABLE_RETRY_TIMES", 2.5, "must be a whole number"),
+        ("ROBOTSTXT_CACHE_SIZE", "1e400", "must be a finite whole number"),
+        ("ROBOTSTXT_CRAWL_DELAY_EXCEEDED", 0, "ROBOTSTXT_CRAWL_DELAY_EXCEEDED must be one of 'clamp', 'skip', not 0"),
+        ("ROBOTSTXT_STATUS_POLICY", "{503: allow}", "ROBOTSTXT_STATUS_POLICY is not valid JSON"),
+    ],
+)
+def test_a_bad_setting_fails_at_startup_naming_it(name, value, message):
+    from scrapy.utils.test import get_crawler
+
+    from crawling import BASE_SETTINGS
+    from scrapy_robots import RobotsTxtMiddleware
+
+    crawler = get_crawler(settings_dict={**BASE_SETTINGS, name: value})
+    with pytest.raises(ValueError) as raised:
+        RobotsTxtMiddleware.from_crawler(crawler)
+    assert message in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("ROBOTSTXT_MAXSIZE", "2048", 2048),
+        ("ROBOTSTXT_MAXSIZE", 2048.0, 2048),
+        ("ROBOTSTXT_MAXSIZE", "1e3", 1000),
+        ("ROBOTSTXT_CRAWL_DELAY", "false", False),
+        ("ROBOTSTXT_CRAWL_DELAY", "1", True),
+        ("ROBOTSTXT_CRAWL_DELAY", 0, False),
+        ("ROBOTSTXT_EXCLUDED_DOMAINS", "a.com, .B.org.", ("a.com", "b.org")),
+        ("ROBOTSTXT_REDIS_URL", "rediss://u:p@h:6380/2", "rediss://u:p@h:6380/2"),
+        ("ROBOTSTXT_REDIS_URL", "unix:///run/redis.sock", "unix:///run/redis.sock"),
+    ],
+)
+def test_good_values_read_as_given(name, value, expected):
+    from scrapy.settings import Settings
+
+    from scrapy_robots.config import RobotsConfig
+
+    config = RobotsConfig.from_settings(Settings({name: value}))
+    field = {
+        "ROBOTSTXT_MAXSIZE": "maxsize",
+        "ROBOTSTXT_CRAWL_DELAY": "crawl_delay",
+        "ROBOTSTXT_EXCLUDED_DOMAINS": "excluded_domains",
+    }.get(name)
+    got = getattr(config, field) if field else config.fleet.redis_url
+    assert got == expected and type(got) is type(expected)
+
+
+def test_status_policy_as_json_as_scrapy_reads_dict_settings():
+    from scrapy.settings import Settings
+
+    from scrapy_robots.config import RobotsConfig
+    from scrapy_robots.policy import Action
+
+    policy = RobotsConfig.from_settings(Settings({"ROBOTSTXT_STATUS_POLICY": '{"503": "allow", "preset": "rfc9309"}'})).status_policy
+    assert policy.action_for_status(503) is Action.ALLOW
+    assert policy.action_for_status(403) is Action.ALLOW  # the rfc9309 preset
+
+
+PARSER_SPIDER = """
+import scrapy
+
+class S(scrapy.Spider):
+    name = "s"
+    start_urls = ["http://127.0.0.1:9/x"]
+    custom_settings = {
+        "ROBOTSTXT_OBEY": True,
+        "ADDONS": {"scrapy_robots.Addon": 0},
+        "ROBOTSTXT_PARSER": "urllib.robotparser.RobotFileParser",
+    }
+"""
+
+
+def test_a_crawl_with_a_parser_that_cannot_answer_does_not_start(tmp_path):
+    # It used to "finish" with exit status 0, every request failed with an error.
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "spider.py").write_text(PARSER_SPIDER)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
+    out = subprocess.run(
+        [sys.executable, "-m", "scrapy", "runspider", "spider.py"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert out.returncode != 0
+    assert "ROBOTSTXT_PARSER = urllib.robotparser.RobotFileParser has no allowed(url, user_agent) method" in out.stderr
+    assert "Spider opened" not in out.stderr

@@ -391,7 +391,11 @@ def check_url(url: str, local_file: bool) -> tuple[str | None, str | None]:
     """``(absolute URL, None)``, or ``(None, error)`` for input that names no web page."""
     if local_file and url.startswith("/"):
         return FILE_SITE + url, None
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.hostname  # noqa: B018 - raises on a bad IPv6 literal ('https://[::1/x')
+    except ValueError as exc:
+        return None, f"{url!r} is not a valid URL ({exc})"
     if parts.scheme.lower() in ("http", "https") and parts.hostname:
         try:
             parts.port  # noqa: B018 - raises on a bad port
