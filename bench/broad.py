@@ -189,7 +189,8 @@ class Run:
 
     @property
     def failed(self) -> bool:
-        return self.timed_out or self.exit != 0 or bool(self.stats.get("broad/failed"))
+        # No stats: the crawl never finished (a crash at start-up exits 0 with CrawlerProcess).
+        return self.timed_out or self.exit != 0 or not self.stats or bool(self.stats.get("broad/failed"))
 
 
 class Proxy:
@@ -370,10 +371,13 @@ def goals(sites: int, by_run: dict[str, list[Run]]) -> None:
         say(f"peak RSS <= no-robots + {GOAL_KIB_PER_SITE:g} KiB/site ({limit / 1024:.0f} MiB)",
             lambda runs: f"{median(runs, lambda r: r.rss_kib) / 1024:.0f} MiB",
             lambda runs: median(runs, lambda r: r.rss_kib) <= limit)  # fmt: skip
-    if "resume 2" in by_run:
-        fetches = median(by_run["resume 2"], lambda r: r.fetches)
-        print(f"  a resumed JOBDIR crawl makes 0 robots.txt fetches: {'yes' if fetches == 0 else 'NO'} "
-              f"({fetches:.0f} in the second crawl, {median(by_run['resume 1'], lambda r: r.fetches):.0f} in the first)")
+    if "resume 1" in by_run:
+        first, second = by_run["resume 1"], by_run.get("resume 2", [])
+        failed = not second or any(r.failed for r in first + second)
+        fetches = median(second, lambda r: r.fetches) if second else float("nan")
+        verdict = "FAILED" if failed else "yes" if fetches == 0 else "NO"
+        print(f"  a resumed JOBDIR crawl makes 0 robots.txt fetches: {verdict} "
+              f"({fetches:.0f} in the second crawl, {median(first, lambda r: r.fetches):.0f} in the first)")
 
 
 def main() -> None:
