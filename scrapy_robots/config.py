@@ -177,7 +177,7 @@ def _check_parser_class(name: str, cls: Any) -> None:
     if not callable(allowed):
         raise ValueError(f"{name} = {what} has no allowed(url, user_agent) method: it cannot answer. {fix}")
     if inspect.isabstract(cls):
-        raise ValueError(f"{name} = {what} is abstract ({', '.join(sorted(cls.__abstractmethods__))}). {fix}")
+        raise ValueError(f"{name} = {what} is abstract ({', '.join(sorted(getattr(cls, '__abstractmethods__', ())))}). {fix}")
     try:
         signature = inspect.signature(allowed)
     except (TypeError, ValueError):  # a builtin: nothing to check
