@@ -218,3 +218,168 @@ def test_a_malformed_url_is_one_line_and_the_others_are_answered(site, robots):
     assert out.returncode == 2
     assert out.stderr.strip() == "scrapy robots: error: 'https://[::1/x' is not a valid URL (Invalid IPv6 URL)"
     assert f"{s.url}/private/x: denied" in out.stdout
+
+
+# -- what users of other robots.txt testers expect ----------------------------------------
+
+
+def _robots_file(tmp_path: Path, text: str = ROBOTS) -> str:
+    path = tmp_path / "robots.txt"
+    path.write_text(text)
+    return str(path)
+
+
+def test_brief_is_one_line_per_url_in_the_order_given(site, robots):
+    s = site(ROBOTS)
+    out = robots("--brief", f"{s.url}/private/x", f"{s.url}/private/open/y", f"{s.url}/public", "nope")
+    assert out.returncode == 2
+    assert out.stdout.splitlines() == [
+        f"denied   {s.url}/private/x  (line 5: Disallow: /private)",
+        f"allowed  {s.url}/private/open/y  (line 6: Allow: /private/open)",
+        f"allowed  {s.url}/public  (no rule matches)",
+        "error    nope  ('nope' is not an absolute http(s) URL (did you mean 'https://nope'?))",
+    ]
+    policy = site({"/robots.txt": (403, "", {})})
+    assert robots("--brief", f"{policy.url}/x").stdout == f"denied   {policy.url}/x  (deny all on HTTP 403)\n"
+
+
+def test_urls_from_a_file_and_from_standard_input(robots, tmp_path):
+    robots_txt = _robots_file(tmp_path)
+    listed = tmp_path / "urls.txt"
+    listed.write_text("# to check\n/private/a\n\n  /public  \n")
+    out = robots("--file", robots_txt, "--brief", "/first", "--urls", str(listed))
+    assert [line.split()[:2] for line in out.stdout.splitlines()] == [
+        ["allowed", "/first"], ["denied", "/private/a"], ["allowed", "/public"]
+    ]
+    out = robots("--file", robots_txt, "--json", "--urls", "-", input=b"/private/b\n/ok\n")
+    assert [(a["url"], a["allowed"]) for a in _json(out.stdout)] == [("/private/b", False), ("/ok", True)]
+    clash = robots("--file", "-", "--urls", "-", input=b"")
+    assert (clash.returncode, clash.stderr.strip()) == (
+        2, "scrapy robots: error: --file - and --urls - cannot both read standard input"
+    )
+    missing = robots("--file", robots_txt, "--urls", str(tmp_path / "none.txt"))
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+
+
+def test_several_user_agents_in_one_call(robots, tmp_path):
+    robots_txt = _robots_file(tmp_path)
+    out = robots(
+        "--file", robots_txt, "--json", "--user-agent", "FooBot/2.0", "--user-agent", "OtherBot", "/foo-only", "/private/x"
+    )
+    answers = [(a["url"], a["product_token"], a["allowed"]) for a in _json(out.stdout)]
+    assert answers == [
+        ("/foo-only", "FooBot", False), ("/foo-only", "OtherBot", True),
+        ("/private/x", "FooBot", True), ("/private/x", "OtherBot", False),
+    ]
+    # Each agent's own group gives its Crawl-delay: FooBot's group has none.
+    delays = {(a["url"], a["product_token"]): a["crawl_delay"] for a in _json(out.stdout)}
+    assert delays[("/foo-only", "FooBot")] is None and delays[("/foo-only", "OtherBot")] == 2.0
+    brief = robots("--file", robots_txt, "--brief", "--user-agent", "FooBot", "--user-agent", "OtherBot", "/foo-only")
+    assert brief.stdout.splitlines() == [
+        "denied   FooBot    /foo-only  (line 2: Disallow: /foo-only)",
+        "allowed  OtherBot  /foo-only  (no rule matches)",
+    ]
+    report = robots("--file", robots_txt, "--user-agent", "FooBot", "--user-agent", "OtherBot", "/foo-only").stdout
+    assert "/foo-only (FooBot): denied" in report and "/foo-only (OtherBot): allowed" in report
+
+
+def test_a_summary_when_no_url_is_given(robots, tmp_path):
+    robots_txt = _robots_file(tmp_path, "Disallow: /early\n" + ROBOTS + "Host: example.com\n")
+    out = robots("--file", robots_txt)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        f"{robots_txt}: 2 groups, 3 rules, 1 sitemap",
+        "  line 2    User-agent: FooBot",
+        "    line 3    Disallow: /foo-only",
+        "  line 5    User-agent: *",
+        "    line 6    Disallow: /private",
+        "    line 7    Allow: /private/open",
+        "    line 8    Crawl-delay: 2",
+        "  before any User-agent, for no crawler: lines 1",
+        "  line 9    Sitemap: https://example.com/sitemap.xml",
+        "  Host: example.com",
+    ]
+    [summary] = _json(robots("--file", robots_txt, "--json").stdout)
+    assert [g["user_agents"][0]["user_agent"] for g in summary["summary"]["groups"]] == ["FooBot", "*"]
+
+
+def test_a_summary_of_a_sites_robots_txt(site, robots):
+    s = site(ROBOTS)
+    out = robots("--summary", f"{s.url}/", f"{s.url}/other")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == f"{s.url}/robots.txt: 2 groups, 3 rules, 1 sitemap"
+    assert out.stdout.count("groups") == 1  # one summary per robots.txt
+
+
+SPIDERS = """
+import scrapy
+
+class Foo(scrapy.Spider):
+    name = "foo"
+    custom_settings = {"ROBOTSTXT_USER_AGENT": "FooBot"}
+
+class Other(scrapy.Spider):
+    name = "other"
+    user_agent = "OtherBot/1.0 (+https://example.com/bot)"
+"""
+
+
+def test_spider_takes_that_spiders_settings(robots, tmp_path):
+    project = _project(tmp_path / "p", 'ROBOTSTXT_OBEY = True\nADDONS = {"scrapy_robots.Addon": 0}\n', SPIDERS)
+    (project / "robots.txt").write_text(ROBOTS)
+    [foo] = _json(robots("--file", "robots.txt", "--json", "--spider", "foo", "/foo-only", cwd=project).stdout)
+    assert (foo["user_agent"], foo["allowed"]) == ("FooBot", False)
+    [other] = _json(robots("--file", "robots.txt", "--json", "--spider", "other", "/foo-only", cwd=project).stdout)
+    assert (other["product_token"], other["allowed"]) == ("OtherBot", True)
+    # -s still wins over the spider's custom_settings, as in scrapy crawl.
+    [given] = _json(
+        robots("--file", "robots.txt", "--json", "--spider", "foo", "-s", "ROBOTSTXT_USER_AGENT=Else", "/foo-only",
+               cwd=project).stdout
+    )
+    assert given["user_agent"] == "Else"
+    unknown = robots("--file", "robots.txt", "--spider", "nope", "/x", cwd=project)
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip() == (
+        "scrapy robots: error: --spider nope: no spider of that name; this project's spiders: foo, other"
+    )
+
+
+def test_colour_on_a_terminal_only(robots, tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    robots_txt = _robots_file(tmp_path)
+    piped = robots("--file", robots_txt, "/private/x", "/ok")
+    assert "\x1b[" not in piped.stdout
+    forced = robots("--file", robots_txt, "--brief", "--color", "always", "/private/x", "/ok").stdout
+    assert "\x1b[31mdenied " in forced and "\x1b[32mallowed" in forced
+    # On a terminal, colour by default; NO_COLOR turns it off.
+    for extra_env, coloured in (({}, True), ({"NO_COLOR": "1"}, False)):
+        leader, follower = pty.openpty()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_") and k != "NO_COLOR"}
+        env.update(TERM="xterm", **extra_env)
+        proc = subprocess.run(
+            [sys.executable, "-m", "scrapy", "robots", "--file", robots_txt, "--brief", "/private/x"],
+            cwd=tmp_path, env=env, stdout=follower, stderr=subprocess.PIPE, timeout=60,
+        )
+        os.close(follower)
+        output = os.read(leader, 65536).decode()
+        os.close(leader)
+        assert proc.returncode == 1
+        assert ("\x1b[31mdenied" in output) is coloured, output
+
+
+def test_strict_lint_fails_on_findings_for_ci(site, robots, tmp_path):
+    s = site("User-agent: *\nDisalow: /x\n")
+    plain = robots("--lint", f"{s.url}/ok")
+    assert plain.returncode == 0  # --lint reports; the verdicts decide the exit status
+    strict = robots("--strict", f"{s.url}/ok")
+    assert strict.returncode == 1
+    assert "[misspelt-directive]" in strict.stdout  # --strict implies --lint
+    clean = site("User-agent: *\nDisallow: /x\n")
+    assert robots("--strict", f"{clean.url}/ok").returncode == 0
+    robots_txt = _robots_file(tmp_path, "User-agent: *\nDisalow: /x\n")
+    assert robots("--file", robots_txt, "--strict").returncode == 1
+    assert robots("--file", robots_txt, "--strict", "/ok").returncode == 1

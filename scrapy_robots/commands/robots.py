@@ -23,12 +23,23 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_robots.addon import OURS, STOCK, Addon
+from scrapy_robots.commands.robots_text import (
+    UNSUPPORTED,
+    Paint,
+    format_brief,
+    format_compare,
+    format_lint,
+    format_report,
+    format_summary,
+)
 from scrapy_robots.config import MEMORY_STORAGE, RobotsConfig
-from scrapy_robots.decoding import charset_from_content_type
+from scrapy_robots.decoding import charset_from_content_type, decode_robotstxt
 from scrapy_robots.fetch import FETCH_META, robots_url
 from scrapy_robots.lint import Finding, lint_robotstxt, looks_binary
 from scrapy_robots.parsers import DirectiveNotSupported, RobotParser, as_robot_parser, default_user_agent
 from scrapy_robots.policy import Action
+from scrapy_robots.rfc9309 import parse_robotstxt
+from scrapy_robots.rfc9309._groups import GroupBuilder
 from scrapy_robots.useragent import product_token
 
 if TYPE_CHECKING:
@@ -39,7 +50,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
     from scrapy_robots.cache import RobotsEntry
-    from scrapy_robots.middleware import RobotsTxtMiddleware, Verdict
+    from scrapy_robots.middleware import RobotsTxtMiddleware
 
 #: ``--parser`` short names, in the order ``--compare`` prints them.
 BACKENDS: dict[str, str] = {
@@ -53,9 +64,6 @@ BACKENDS: dict[str, str] = {
 
 #: Exit statuses, as ``grep``'s: all allowed, some denied, an error.
 EXIT_ALLOWED, EXIT_DENIED, EXIT_ERROR = 0, 1, 2
-
-#: A parser's answer for a directive its library cannot read.
-UNSUPPORTED = "unsupported"
 
 # Settings through which the command hands objects to the components it adds.
 PARSER_SETTING = "ROBOTS_COMMAND_PARSER"
@@ -167,12 +175,21 @@ class RobotsQuerySpider(Spider):
 
     name = "robots"
 
-    def __init__(self, checks: list[str], results: list[dict[str, Any]], compare: bool, lint: bool, **kwargs: Any):
+    def __init__(
+        self,
+        checks: list[tuple[str, str | None]],
+        results: list[dict[str, Any]],
+        compare: bool = False,
+        lint: bool = False,
+        summary: bool = False,
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
-        self.checks = checks
+        self.checks = checks  # (absolute URL, user agent or None: the crawl's own)
         self.results = results
         self.compare = compare
         self.lint = lint
+        self.summary = summary
         self._by_site: dict[str, dict[str, Any]] = {}
         self._backends: tuple[dict[str, Any], dict[str, str]] | None = None
         #: robots.txt URL -> (body as received, Content-Type), filled by RawRobotsBodies.
@@ -186,31 +203,40 @@ class RobotsQuerySpider(Spider):
 
         mw = self.crawler.get_downloader_middleware(RobotsTxtMiddleware)
         if mw is None:
-            self.results[:] = [_error(url, "scrapy_robots' RobotsTxtMiddleware is not enabled") for url in self.checks]
+            message = "scrapy_robots' RobotsTxtMiddleware is not enabled"
+            self.results[:] = [_error(url, message) for url, _ in self.checks]
             return
         # Sites are fetched concurrently, as a crawl would; answers keep the input order.
         await maybe_deferred_to_future(
-            DeferredList([deferred_from_coro(self._check(mw, i, url)) for i, url in enumerate(self.checks)])
+            DeferredList([deferred_from_coro(self._check(mw, i, *check)) for i, check in enumerate(self.checks)])
         )
         return
         yield  # pragma: no cover - an async generator that yields no request
 
-    async def _check(self, mw: RobotsTxtMiddleware, index: int, url: str) -> None:
+    async def _check(self, mw: RobotsTxtMiddleware, index: int, url: str, agent: str | None) -> None:
         try:
-            request = Request(url, dont_filter=True)
+            # An agent of its own goes as the request's User-Agent, which the middleware
+            # obeys as when ROBOTSTXT_USER_AGENT is not set (the command unsets it then).
+            request = Request(url, dont_filter=True, headers={"User-Agent": agent} if agent else None)
             entry = await mw.robots_for(request)
-            self.results[index] = self._report(mw, url, request, entry, mw.verdict(entry, request))
+            self.results[index] = self._report(mw, url, request, entry)
         except Exception as exc:  # noqa: BLE001 - one line per URL, never a traceback
-            self.results[index] = _error(url, f"{type(exc).__name__}: {exc}")
+            self.results[index] = _error(url, f"{type(exc).__name__}: {exc}", agent)
 
-    def _report(
-        self, mw: RobotsTxtMiddleware, url: str, request: Request, entry: RobotsEntry, verdict: Verdict
-    ) -> dict[str, Any]:
+    def _report(self, mw: RobotsTxtMiddleware, url: str, request: Request, entry: RobotsEntry) -> dict[str, Any]:
+        from scrapy_robots.delay import read_site_delay
+
         agent = _text(mw.user_agent(request))
         recorded = entry.parser if isinstance(entry.parser, RecordingParser) else None
         parser = recorded.parser if recorded is not None else entry.parser
+        config = mw.config
+        if entry.action is Action.PARSE and parser is not None and config.crawl_delay:
+            # The site's delay was read for the crawl's agent; this one may have its own group.
+            delay = read_site_delay(parser, agent, config.max_crawl_delay, config.crawl_delay_exceeded)
+            entry = replace(entry, delay=delay)
+        verdict = mw.verdict(entry, request)
         user_delay = mw.pacer.user_delay(request)
-        applied = entry.delay is not None and mw.config.crawl_delay and not entry.delay.skip
+        applied = entry.delay is not None and config.crawl_delay and not entry.delay.skip
         report: dict[str, Any] = {
             "url": url,
             "allowed": verdict.allowed,
@@ -249,6 +275,10 @@ class RobotsQuerySpider(Spider):
                     [asdict(f) for f in self._lint(entry, recorded)] if recorded is not None else None
                 )
             report["lint"] = site["lint"]
+        if self.summary:
+            if "summary" not in site:
+                site["summary"] = summarize_robotstxt(recorded.body) if recorded is not None else None
+            report["summary"] = site["summary"]
         return report
 
     def _lint(self, entry: RobotsEntry, recorded: RecordingParser) -> list[Finding]:
@@ -348,8 +378,76 @@ def _ask(parser: RobotParser | None, method: str, *args: Any) -> Any:
     return value
 
 
-def _error(url: str, message: str) -> dict[str, Any]:
-    return {"url": url, "allowed": None, "error": message}
+class _Summary(GroupBuilder):
+    """The parser's own groups, with the line of every record and sitemap kept."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: dict[int, list[dict[str, Any]]] = {}
+        self.sitemap_lines: list[dict[str, Any]] = []
+        self.orphans: list[int] = []
+
+    def _record(self, line: int, text: str) -> None:
+        if self._group is None:
+            self.orphans.append(line)
+        else:
+            self.records.setdefault(id(self._group), []).append({"line": line, "text": text})
+
+    def handle_allow(self, line: int, value: str) -> None:
+        if self._rules is None:
+            self.orphans.append(line)
+        super().handle_allow(line, value)
+
+    def handle_disallow(self, line: int, value: str) -> None:
+        if self._rules is None:
+            self.orphans.append(line)
+        super().handle_disallow(line, value)
+
+    def handle_crawl_delay(self, line: int, value: str) -> None:
+        self._record(line, f"Crawl-delay: {value}")
+        super().handle_crawl_delay(line, value)
+
+    def handle_request_rate(self, line: int, value: str) -> None:
+        self._record(line, f"Request-rate: {value}")
+        super().handle_request_rate(line, value)
+
+    def handle_visit_time(self, line: int, value: str) -> None:
+        self._record(line, f"Visit-time: {value}")
+        super().handle_visit_time(line, value)
+
+    def handle_sitemap(self, line: int, value: str) -> None:
+        if value:
+            self.sitemap_lines.append({"line": line, "url": value})
+        super().handle_sitemap(line, value)
+
+
+def summarize_robotstxt(body: bytes | str) -> dict[str, Any]:
+    """The groups of ``body`` as the RFC 9309 parser builds them: each with its
+    ``User-agent`` lines, its rules and its records, with line numbers; the sitemaps,
+    the ``Host``, and the lines before any ``User-agent`` (they bind no crawler)."""
+    summary = _Summary()
+    parse_robotstxt(decode_robotstxt(body), summary)
+    return {
+        "groups": [
+            {
+                "line": group.agents[0][0],
+                "user_agents": [{"line": line, "user_agent": value} for line, value, _ in group.agents],
+                "rules": [{"line": line, "allow": allow, "pattern": pattern} for line, allow, pattern in group.rules],
+                "records": summary.records.get(id(group), []),
+            }
+            for group in summary.groups
+        ],
+        "sitemaps": summary.sitemap_lines,
+        "host": summary.host,
+        "orphans": summary.orphans,
+    }
+
+
+def _error(url: str, message: str, agent: str | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"url": url, "allowed": None, "error": message}
+    if agent:
+        error["user_agent"] = agent
+    return error
 
 
 def _text(value: str | bytes) -> str:
@@ -418,18 +516,19 @@ class Command(ScrapyCommand):
     }
 
     def syntax(self) -> str:
-        return "[options] URL [URL ...]"
+        return "[options] [URL ...]"
 
     def short_desc(self) -> str:
         return "Ask robots.txt: may I fetch this URL, how fast, and which line decided?"
 
     def long_desc(self) -> str:
         return (
-            "Fetch each site's robots.txt through Scrapy's downloader and the scrapy-robots middleware, "
-            "with the project's settings, and say for each URL whether it may be crawled, which line of "
-            "robots.txt decided, the status policy's outcome, the crawl delay the crawl would apply and the "
-            "sitemaps listed. --file checks a local robots.txt instead. Exit status: 0 all URLs allowed, "
-            "1 some denied, 2 an error."
+            "Fetch each site's robots.txt through Scrapy's downloader and the robots.txt middleware the "
+            "project's crawl uses, with the project's settings, and say for each URL whether it may be crawled, "
+            "which line of robots.txt decided, the status policy's outcome, the crawl delay the crawl would "
+            "apply and the sitemaps listed. --file checks a local robots.txt instead (with no URL: a summary "
+            "of its groups and rules). Exit status: 0 all URLs allowed, 1 some denied (--lint alone or "
+            "--strict: a finding), 2 an error. Docs: docs/command.rst in the source."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -439,28 +538,64 @@ class Command(ScrapyCommand):
             "--file", metavar="PATH", help="check this local robots.txt ('-': standard input) instead of the sites'"
         )
         group.add_argument(
-            "--user-agent", metavar="AGENT",
-            help="the agent to ask as (default: ROBOTSTXT_USER_AGENT, else USER_AGENT, as the crawl does)",
+            "--urls", metavar="PATH",
+            help="check the URLs in this file too, one a line ('-': standard input; blank lines and # comments skipped)",
+        )
+        group.add_argument(
+            "--user-agent", metavar="AGENT", action="append",
+            help="the agent to ask as; repeat it to ask as several (default: ROBOTSTXT_USER_AGENT, else USER_AGENT, "
+            "as the crawl does)",
         )
         group.add_argument(
             "--parser", metavar="NAME",
             help=f"the parser: {', '.join(BACKENDS)} or an import path (default: ROBOTSTXT_PARSER)",
         )
         group.add_argument(
+            "--spider", metavar="NAME", help="use this project spider's custom_settings (and its user_agent)"
+        )
+        group.add_argument(
             "--compare", action="store_true", help="ask every installed parser and show where they disagree"
         )
         group.add_argument("--lint", action="store_true", help="list the lines no parser rule uses, and why")
+        group.add_argument(
+            "--strict", action="store_true", help="--lint, and any finding makes the exit status 1 (for CI)"
+        )
+        group.add_argument(
+            "--summary", action="store_true",
+            help="print each robots.txt's groups and rules instead of the answers (the default with --file and no URL)",
+        )
+        group.add_argument("--brief", action="store_true", help="one line per URL: the verdict and what decided")
         group.add_argument("--json", action="store_true", help="print one JSON object per URL (JSON lines)")
+        group.add_argument(
+            "--color", choices=("auto", "always", "never"), default="auto",
+            help="colour the verdicts: auto (on a terminal, unless NO_COLOR is set), always, never",
+        )
 
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         super().process_options(args, opts)
-        assert self.settings is not None
-        settings = self.settings
         self.problem: str | None = None
         self.body: bytes | None = None
+        self.urls: list[str] = []
+        self.notes: list[str] = []
         # Quiet unless the user asked (-L, --loglevel, -s LOG_LEVEL=...): the answers
-        # go to standard output, and a project's DEBUG log would bury them.
+        # go to standard output, and a project's DEBUG log would bury them. Logging is
+        # set up before run(): this cannot wait.
         self._unless_given("LOG_LEVEL", "WARNING")
+        if opts.strict:
+            opts.lint = True
+        if opts.file == "-" and opts.urls == "-":
+            self.problem = "--file - and --urls - cannot both read standard input"
+            return
+        if opts.file:
+            self.body = self._read_robotstxt(opts.file)
+        if opts.urls and self.problem is None:
+            self.urls = self._read_urls(opts.urls)
+
+    def _prepare(self, opts: argparse.Namespace) -> None:
+        """Settings as the crawl would have them, then what the command changes: run
+        after the spider's custom_settings are in (``--spider`` needs the spider loader)."""
+        assert self.settings is not None
+        settings = self.settings
         # A command line answers now: one attempt, no unreachable retries.
         self._unless_given("ROBOTSTXT_UNREACHABLE_RETRY_TIMES", 0)
         # A question writes nothing: not into the project's JOBDIR (its scheduler queue,
@@ -468,8 +603,11 @@ class Command(ScrapyCommand):
         self._unless_given("JOBDIR", None)
         self._unless_given("ROBOTSTXT_CACHE_STORAGE", MEMORY_STORAGE)
         self.middleware = self._choose_middleware(settings)
-        if opts.user_agent:
-            settings.set("ROBOTSTXT_USER_AGENT", opts.user_agent, priority="cmdline")
+        if opts.user_agent and len(opts.user_agent) == 1:
+            settings.set("ROBOTSTXT_USER_AGENT", opts.user_agent[0], priority="cmdline")
+        elif opts.user_agent:
+            # Each check carries its agent as its User-Agent header (see RobotsQuerySpider).
+            settings.set("ROBOTSTXT_USER_AGENT", None, priority="cmdline")
         if opts.parser:
             settings.set("ROBOTSTXT_PARSER", parser_path(opts.parser), priority="cmdline")
         try:
@@ -483,11 +621,25 @@ class Command(ScrapyCommand):
         settings.set("ROBOTSTXT_PARSER", RECORDING_PARSER, priority="cmdline")
         if opts.lint:
             settings["DOWNLOADER_MIDDLEWARES"].set(RAW_BODIES_MIDDLEWARE, 580, priority="cmdline")
-        if opts.file:
-            self.body = self._read(opts.file)
-            if self.body is not None:
-                settings.set(FILE_SETTING, self.body, priority="cmdline")
-                settings["DOWNLOADER_MIDDLEWARES"].set(LOCAL_FILE_MIDDLEWARE, 1, priority="cmdline")
+        if self.body is not None:
+            settings.set(FILE_SETTING, self.body, priority="cmdline")
+            settings["DOWNLOADER_MIDDLEWARES"].set(LOCAL_FILE_MIDDLEWARE, 1, priority="cmdline")
+
+    def _apply_spider(self, name: str) -> None:
+        """``--spider``: the spider's ``custom_settings`` (at their own priority, so ``-s``
+        still wins) and its ``user_agent`` attribute, which Scrapy sends as USER_AGENT."""
+        assert self.crawler_process is not None and self.settings is not None
+        try:
+            spidercls = self.crawler_process.spider_loader.load(name)
+        except KeyError:
+            names = sorted(self.crawler_process.spider_loader.list())
+            known = f"this project's spiders: {', '.join(names)}" if names else "no spider is found here (not a project?)"
+            self.problem = f"--spider {name}: no spider of that name; {known}"
+            return
+        spidercls.update_settings(self.settings)
+        user_agent = getattr(spidercls, "user_agent", None)
+        if user_agent:
+            self.settings.set("USER_AGENT", user_agent, priority="spider")
 
     def _choose_middleware(self, settings: BaseSettings) -> str:
         """Answer as the project's crawl would: with Scrapy's own middleware if that is
@@ -495,7 +647,6 @@ class Command(ScrapyCommand):
         with ours; ``self.notes`` says so when it matters."""
         from scrapy.utils.project import inside_project
 
-        self.notes: list[str] = []
         current = crawl_middleware(settings)
         in_project = inside_project()
         if in_project and not settings.getbool("ROBOTSTXT_OBEY"):
@@ -533,50 +684,74 @@ class Command(ScrapyCommand):
         if (self.settings.getpriority(name) or 0) < CMDLINE:
             self.settings.set(name, value, priority="cmdline")
 
-    def _read(self, path: str) -> bytes | None:
-        name = "standard input" if path == "-" else repr(path)
-        try:
-            body = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-        except OSError as exc:
-            self.problem = f"cannot read {name}: {exc.strerror or exc}"
-            return None
-        if looks_binary(body):
-            self.problem = f"{name} is binary data, not a robots.txt"
+    def _read_robotstxt(self, path: str) -> bytes | None:
+        body = self._read_bytes(path)
+        if body is not None and looks_binary(body):
+            self.problem = f"{_where(path)} is binary data, not a robots.txt"
             return None
         return body
 
+    def _read_urls(self, path: str) -> list[str]:
+        data = self._read_bytes(path)
+        if data is None:
+            return []
+        lines = (line.strip() for line in data.decode("utf-8", "replace").splitlines())
+        return [line for line in lines if line and not line.startswith("#")]
+
+    def _read_bytes(self, path: str) -> bytes | None:
+        try:
+            return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        except OSError as exc:
+            self.problem = f"cannot read {_where(path)}: {exc.strerror or exc}"
+            return None
+
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        if self.problem is None and not args and not (opts.lint and opts.file):
-            self.problem = "nothing to check: give one or more URLs (or --file PATH --lint)"
+        if self.problem is None and opts.spider:
+            self._apply_spider(opts.spider)
+        if self.problem is None:
+            self._prepare(opts)
+        urls = [*args, *self.urls]
+        summary_only = opts.summary or (opts.file is not None and not urls and not opts.lint)
+        if self.problem is None and not urls and opts.file is None:
+            self.problem = "nothing to check: give one or more URLs (--urls PATH), or --file PATH"
         if self.problem is not None:
             self._fail(self.problem)
             return
         for note in self.notes:
             print(f"scrapy robots: note: {note}", file=sys.stderr)
-        checks: list[str] = []
+        agents: list[str | None] = list(opts.user_agent) if opts.user_agent and len(opts.user_agent) > 1 else [None]
+        checks: list[tuple[str, str | None]] = []
         results: list[dict[str, Any]] = []
-        for url in args:
+        for url in urls:
             absolute, error = check_url(url, opts.file is not None)
-            checks.append(absolute or url)
-            results.append(_error(url, error) if error else {})
+            for agent in agents:
+                checks.append((absolute or url, agent))
+                results.append(_error(url, error, agent) if error else {})
         pending = [i for i, result in enumerate(results) if not result]
         if pending:
-            self._crawl([checks[i] for i in pending], opts, results, pending)
-        for given, result in zip(args, results):
+            self._crawl([checks[i] for i in pending], opts, results, pending, summary_only)
+        for (given, _), result in zip(((u, a) for u in urls for a in agents), results):
             result["url"] = given  # a bare path given with --file stays a path
             if "robots_txt" in result:
                 result["robots_txt"]["file"] = opts.file
                 # An answer, and an error all the same: the exit status is 2.
                 result["error"] = _unreachable(result)
-        file_lint = None
-        if opts.lint and opts.file and self.body is not None:
-            file_lint = lint_robotstxt(self.body)
-        self._print(results, opts, file_lint)
-        self.exitcode = exit_status(results, file_lint)
+        file_lint = lint_robotstxt(self.body) if opts.lint and self.body is not None else None
+        output = Output(opts, Paint(opts.color, sys.stdout), several_agents=len(agents) > 1)
+        if summary_only:
+            file_summary = summarize_robotstxt(self.body) if self.body is not None and not urls else None
+            output.summaries(results, file_summary)
+            self.exitcode = EXIT_ERROR if any(r.get("error") for r in results) else EXIT_ALLOWED
+            return
+        output.answers(results, file_lint)
+        self.exitcode = exit_status(results, file_lint, strict=opts.strict)
 
-    def _crawl(self, urls: list[str], opts: argparse.Namespace, results: list[dict[str, Any]], slots: list[int]) -> None:
+    def _crawl(
+        self, checks: list[tuple[str, str | None]], opts: argparse.Namespace, results: list[dict[str, Any]],
+        slots: list[int], summary: bool,
+    ) -> None:
         assert self.crawler_process is not None
-        answers: list[dict[str, Any]] = [_error(url, "no answer") for url in urls]
+        answers: list[dict[str, Any]] = [_error(url, "no answer") for url, _ in checks]
         crawler = self.crawler_process.create_crawler(RobotsQuerySpider)
         assert self.settings is not None
         try:
@@ -585,13 +760,15 @@ class Command(ScrapyCommand):
             build_from_crawler(self.settings[PARSER_SETTING], crawler, b"")
         except Exception as exc:  # noqa: BLE001
             parser = _class_name(self.settings[PARSER_SETTING])
-            for slot, url in zip(slots, urls):
+            for slot, (url, _) in zip(slots, checks):
                 results[slot] = _error(url, f"ROBOTSTXT_PARSER = {parser} cannot be used: {exc}")
             return
-        self.crawler_process.crawl(crawler, checks=urls, results=answers, compare=opts.compare, lint=opts.lint)
+        self.crawler_process.crawl(
+            crawler, checks=checks, results=answers, compare=opts.compare, lint=opts.lint, summary=summary
+        )
         self.crawler_process.start()
         if getattr(self.crawler_process, "bootstrap_failed", False):
-            answers = [_error(url, "the crawl could not start (see the log above)") for url in urls]
+            answers = [_error(url, "the crawl could not start (see the log above)") for url, _ in checks]
         for slot, answer in zip(slots, answers):
             results[slot] = answer
 
@@ -599,7 +776,18 @@ class Command(ScrapyCommand):
         print(f"scrapy robots: error: {message}", file=sys.stderr)
         self.exitcode = EXIT_ERROR
 
-    def _print(self, results: list[dict[str, Any]], opts: argparse.Namespace, file_lint: list[Finding] | None) -> None:
+
+class Output:
+    """Prints the answers: JSON lines, a report per URL, one line per URL, a table."""
+
+    def __init__(self, opts: argparse.Namespace, paint: Paint, several_agents: bool):
+        self.opts = opts
+        self.paint = paint
+        self.several_agents = several_agents
+        self.local_file = "standard input" if opts.file == "-" else opts.file
+
+    def answers(self, results: list[dict[str, Any]], file_lint: list[Finding] | None) -> None:
+        opts = self.opts
         if opts.json:
             if file_lint is not None and not results:
                 print(json.dumps({"file": opts.file, "lint": [asdict(f) for f in file_lint]}))
@@ -608,27 +796,67 @@ class Command(ScrapyCommand):
                     result["lint"] = [asdict(f) for f in file_lint]
                 print(json.dumps(result))
             return
+        lines: list[str] = []
+        if opts.brief:
+            # One line per URL, errors included, in the order given: a script can paste it.
+            width = max((len(r.get("user_agent") or "") for r in results), default=0) if self.several_agents else 0
+            lines.extend(format_brief(r, self.paint, width) for r in results)
+        else:
+            self._errors(results)
+            # An unreachable robots.txt is an error with a report (the policy's verdict).
+            answered = [r for r in results if "robots_txt" in r]
+            if opts.compare:
+                lines.append(format_compare(answered, self.paint))
+            else:
+                lines.extend(
+                    format_report(r, opts.file, self.paint, self.several_agents) for r in answered
+                )
+        if file_lint is not None:
+            lines.append(format_lint(self.local_file, file_lint, self.paint))
+        elif opts.lint:
+            seen: set[str] = set()
+            for result in results:
+                where = (result.get("robots_txt") or {}).get("url")
+                if where and where not in seen:
+                    seen.add(where)
+                    lines.append(format_lint(where, result["lint"], self.paint))
+        if lines:
+            sys.stdout.write("\n".join(lines) + "\n")
+
+    def summaries(self, results: list[dict[str, Any]], file_summary: dict[str, Any] | None) -> None:
+        if self.opts.json:
+            if file_summary is not None:
+                print(json.dumps({"file": self.opts.file, "summary": file_summary}))
+            seen: set[str] = set()
+            for result in results:
+                where = (result.get("robots_txt") or {}).get("url")
+                if where is None:
+                    print(json.dumps({"url": result["url"], "error": result.get("error")}))
+                elif where not in seen:
+                    seen.add(where)
+                    print(json.dumps({"robots_txt": result["robots_txt"], "summary": result["summary"]}))
+            return
+        self._errors(results)
+        if file_summary is not None:
+            print(format_summary(self.local_file, file_summary, self.paint))
+        seen = set()
+        for result in results:
+            where = (result.get("robots_txt") or {}).get("url")
+            if where and where not in seen:
+                seen.add(where)
+                print(format_summary(self.local_file or where, result["summary"], self.paint))
+
+    @staticmethod
+    def _errors(results: list[dict[str, Any]]) -> None:
         for result in results:
             error = result.get("error")
             if error:
                 where = "" if result["url"] in error else f"{result['url']}: "
                 print(f"scrapy robots: error: {where}{error}", file=sys.stderr)
-        # An unreachable robots.txt is an error with a report (the policy's verdict).
-        answered = [r for r in results if "robots_txt" in r]
-        if opts.compare:
-            print(format_compare(answered))
-        else:
-            for result in answered:
-                print(format_report(result, opts.file))
-        if file_lint is not None:
-            print(format_lint(opts.file if opts.file != "-" else "standard input", file_lint))
-        elif opts.lint:
-            seen: set[str] = set()
-            for result in answered:
-                where = result["robots_txt"]["url"]
-                if where not in seen:
-                    seen.add(where)
-                    print(format_lint(where, result["lint"]))
+
+
+def _where(path: str) -> str:
+    return "standard input" if path == "-" else repr(path)
 
 
 def _unreachable(result: dict[str, Any]) -> str | None:
@@ -639,148 +867,15 @@ def _unreachable(result: dict[str, Any]) -> str | None:
     return f"{robots['url']} unreachable: {outcome}"
 
 
-def exit_status(results: list[dict[str, Any]], file_lint: list[Finding] | None = None) -> int:
+def exit_status(results: list[dict[str, Any]], file_lint: list[Finding] | None = None, strict: bool = False) -> int:
     """2 on any error (an unreachable robots.txt is one), else 1 if a URL is denied
-    (or, with only ``--lint``, if a line is at fault), else 0."""
-    if any(r.get("error") or _unreachable(r) for r in results):
+    (or, with only ``--lint``, or with ``--strict``, if a line is at fault), else 0."""
+    if any(r.get("error") for r in results):
         return EXIT_ERROR
     if any(not r["allowed"] for r in results):
         return EXIT_DENIED
-    if not results and file_lint:
+    if file_lint and (strict or not results):
+        return EXIT_DENIED
+    if strict and any(r.get("lint") for r in results):
         return EXIT_DENIED
     return EXIT_ALLOWED
-
-
-# -- plain text -------------------------------------------------------------------
-
-_POLICY = {
-    "parse": "parsed",
-    "allow": "allow all",
-    "deny": "deny all",
-    "unreachable": "unreachable: deny for now, retry later (RFC 9309 2.3.1.4)",
-    "excluded": "excluded domain (ROBOTSTXT_EXCLUDED_DOMAINS): robots.txt not fetched",
-}
-
-
-def format_report(result: dict[str, Any], local_file: str | None = None) -> str:
-    robots = result["robots_txt"]
-    lines = [f"{result['url']}: {'allowed' if result['allowed'] else 'denied'}"]
-
-    def row(label: str, text: str) -> None:
-        lines.append(f"  {label:<12} {text}")
-
-    row("user agent", f"{result['user_agent']} (product token {result['product_token']})")
-    if result.get("middleware") == SCRAPY_STOCK:
-        row("middleware", "Scrapy's own, as the project's crawl: any status parsed, Crawl-delay not read")
-    if not result["allowed"]:
-        row("reason", result["reason"])
-    decision = result["decision"]
-    if decision is not None:
-        groups = ", ".join(f"line {g['line']} (User-agent: {g['user_agent']})" for g in decision["group"])
-        rule = decision["rule"]
-        if rule is not None:
-            row("rule", f"line {rule['line']}: {rule['text']}")
-            row("group", groups)
-        else:
-            row("rule", decision["explanation"])
-    elif robots["policy"] == "parse":
-        row("rule", f"{result['parser']} cannot say which line decided (--parser rfc9309 can)")
-    source = f"{local_file} (local file)" if local_file else robots["url"]
-    if local_file is None:
-        status = f"HTTP {robots['status']}" if robots["status"] is not None else robots["error"] or "not fetched"
-        redirects = robots["redirects"]
-        source += f": {status}, {redirects} redirect{'s' if redirects != 1 else ''}"
-    if robots["policy"] != "excluded":
-        source += f", {robots['size']:,} bytes{' (truncated at ROBOTSTXT_MAXSIZE)' if robots['truncated'] else ''}"
-    row("robots.txt", source)
-    policy = _POLICY.get(robots["policy"], robots["policy"])
-    if robots["policy"] == "parse":
-        policy += f" with {result['parser']}"
-    elif robots["policy"] in ("allow", "deny") and robots["status"] is not None:
-        policy += f" on HTTP {robots['status']}"
-    row("policy", policy)
-    row("crawl delay", _delay_text(result))
-    sitemaps = result["sitemaps"]
-    if sitemaps == UNSUPPORTED:
-        row("sitemaps", f"{result['parser']} cannot read Sitemap lines")
-    elif sitemaps:
-        row("sitemaps", sitemaps[0])
-        for url in sitemaps[1:]:
-            row("", url)
-    elif robots["policy"] == "parse":
-        row("sitemaps", "none")
-    return "\n".join(lines)
-
-
-def _delay_text(result: dict[str, Any]) -> str:
-    found = []
-    for label, value in (("Crawl-delay", result["crawl_delay"]), ("Request-rate", result["request_rate"])):
-        if value == UNSUPPORTED:
-            found.append(f"{label} not read by {result['parser']}")
-        elif isinstance(value, dict):
-            found.append(f"{label} {value['requests']}/{value['seconds']:g}s")
-        elif value is not None:
-            found.append(f"{label} {value:g}s")
-    asked = ", ".join(found) if found else "none"
-    delay = result["delay"]
-    note = ""
-    if delay is not None and delay["clamped"]:
-        note = f", clamped to ROBOTSTXT_MAX_CRAWL_DELAY {result['max_crawl_delay']:g}s"
-    elif delay is not None and delay["skip"]:
-        note = f", above ROBOTSTXT_MAX_CRAWL_DELAY {result['max_crawl_delay']:g}s: the site is skipped"
-    return f"{asked}{note}; slot delay {result['slot_delay']:g}s (your delay {result['user_delay']:g}s)"
-
-
-def format_compare(results: list[dict[str, Any]]) -> str:
-    if not results:
-        return ""
-    names = list(results[0]["compare"])
-    width = max(len("URL"), *(len(r["url"]) for r in results))
-    header = f"{'URL':<{width}}  " + "  ".join(f"{n:<8}" for n in names)
-    lines = [header, "-" * len(header)]
-    delays: dict[str, dict[str, Any]] = {}
-    for result in results:
-        cells = []
-        verdicts = set()
-        for name in names:
-            answer = result["compare"][name]
-            cell = "error" if answer["error"] else ("allowed" if answer["allowed"] else "denied")
-            verdicts.add(cell)
-            cells.append(f"{cell:<8}")
-        mark = "  <- differ" if len(verdicts) > 1 else ""
-        lines.append(f"{result['url']:<{width}}  " + "  ".join(cells) + mark)
-        delays.setdefault(result["robots_txt"]["url"], result["compare"])
-    for where, answers in delays.items():
-        values = [_delay_cell(answers[n]) for n in names]
-        if any(v not in ("-", "n/a", "error") for v in values):
-            cells = [f"{v:<8}" for v in values]
-            shown = {v for v in values if v != "n/a"}
-            mark = "  <- differ" if len(shown) > 1 else ""
-            lines.append(f"{'Crawl-delay':<{width}}  " + "  ".join(cells) + mark)
-    errors = {n: a["error"] for r in results for n, a in r["compare"].items() if a["error"]}
-    lines.extend(f"{name}: {error}" for name, error in errors.items())
-    # Listed once, outside the table: a missing library says nothing about the file.
-    for name, reason in results[0].get("not_installed", {}).items():
-        lines.append(f"{name}: not installed, left out ({reason})")
-    return "\n".join(lines)
-
-
-def _delay_cell(answer: dict[str, Any]) -> str:
-    value = answer["crawl_delay"]
-    if answer["error"]:
-        return "error"
-    if value is None:
-        return "-"
-    return "n/a" if value == UNSUPPORTED else f"{value:g}s"
-
-
-def format_lint(where: str, findings: list[Any] | None) -> str:
-    if findings is None:
-        return f"lint {where}: no robots.txt body was parsed (see the policy)"
-    if not findings:
-        return f"lint {where}: no problems found"
-    lines = [f"lint {where}: {len(findings)} problem{'s' if len(findings) != 1 else ''}"]
-    for finding in findings:
-        finding = finding if isinstance(finding, Finding) else Finding(**finding)
-        lines.append(f"  {finding}  [{finding.code}]")
-    return "\n".join(lines)

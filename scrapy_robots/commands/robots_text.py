@@ -1,0 +1,264 @@
+"""``scrapy robots``' plain-text output: a report per URL, one line per URL (``--brief``),
+the ``--compare`` table, lint findings and a robots.txt's summary; coloured on a terminal.
+
+Every function reads the JSON-ready dicts the command builds (the ``--json`` fields),
+so the two outputs cannot say different things.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, TextIO
+
+from scrapy_robots.lint import Finding
+
+#: A parser's answer for a directive its library cannot read.
+UNSUPPORTED = "unsupported"
+#: The middleware whose answers a report gives, when it is Scrapy's own.
+STOCK = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+
+_POLICY = {
+    "parse": "parsed",
+    "allow": "allow all",
+    "deny": "deny all",
+    "unreachable": "unreachable: deny for now, retry later (RFC 9309 2.3.1.4)",
+    "excluded": "excluded domain (ROBOTSTXT_EXCLUDED_DOMAINS): robots.txt not fetched",
+}
+
+# ANSI SGR codes: green, red, yellow, bold, dim.
+_COLOURS = {"allowed": "32", "denied": "31", "error": "33", "bold": "1", "dim": "2"}
+
+
+class Paint:
+    """Colours words on a terminal, never in a pipe or a file: ``--color auto`` (the
+    default) colours when standard output is a terminal, ``NO_COLOR`` is not set and
+    ``TERM`` is not ``dumb``; ``always`` and ``never`` force it."""
+
+    def __init__(self, when: str = "auto", stream: TextIO | None = None):
+        if when == "auto":
+            isatty = getattr(stream, "isatty", None)
+            self.enabled = bool(
+                isatty is not None and isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+            )
+        else:
+            self.enabled = when == "always"
+
+    def __call__(self, text: str, colour: str) -> str:
+        if not self.enabled or colour not in _COLOURS:
+            return text
+        return f"\x1b[{_COLOURS[colour]}m{text}\x1b[0m"
+
+
+PLAIN = Paint("never")
+
+
+def verdict_word(result: dict[str, Any]) -> str:
+    if result.get("error"):
+        return "error"
+    return "allowed" if result["allowed"] else "denied"
+
+
+def _heading(result: dict[str, Any], several_agents: bool) -> str:
+    return f"{result['url']} ({result['user_agent']})" if several_agents else result["url"]
+
+
+def format_report(
+    result: dict[str, Any], local_file: str | None = None, paint: Paint = PLAIN, several_agents: bool = False
+) -> str:
+    robots = result["robots_txt"]
+    word = "allowed" if result["allowed"] else "denied"
+    lines = [f"{_heading(result, several_agents)}: {paint(word, word)}"]
+
+    def row(label: str, text: str) -> None:
+        lines.append(f"  {label:<12} {text}")
+
+    row("user agent", f"{result['user_agent']} (product token {result['product_token']})")
+    if result.get("middleware") == STOCK:
+        row("middleware", "Scrapy's own, as the project's crawl: any status parsed, Crawl-delay not read")
+    if not result["allowed"]:
+        row("reason", result["reason"])
+    decision = result["decision"]
+    if decision is not None:
+        groups = ", ".join(f"line {g['line']} (User-agent: {g['user_agent']})" for g in decision["group"])
+        rule = decision["rule"]
+        if rule is not None:
+            row("rule", f"line {rule['line']}: {rule['text']}")
+            row("group", groups)
+        else:
+            row("rule", decision["explanation"])
+    elif robots["policy"] == "parse":
+        row("rule", f"{result['parser']} cannot say which line decided (--parser rfc9309 can)")
+    row("robots.txt", _source(robots, local_file))
+    policy = _POLICY.get(robots["policy"], robots["policy"])
+    if robots["policy"] == "parse":
+        policy += f" with {result['parser']}"
+    elif robots["policy"] in ("allow", "deny") and robots["status"] is not None:
+        policy += f" on HTTP {robots['status']}"
+    row("policy", policy)
+    row("crawl delay", _delay_text(result))
+    sitemaps = result["sitemaps"]
+    if sitemaps == UNSUPPORTED:
+        row("sitemaps", f"{result['parser']} cannot read Sitemap lines")
+    elif sitemaps:
+        row("sitemaps", sitemaps[0])
+        for url in sitemaps[1:]:
+            row("", url)
+    elif robots["policy"] == "parse":
+        row("sitemaps", "none")
+    return "\n".join(lines)
+
+
+def _source(robots: dict[str, Any], local_file: str | None) -> str:
+    source = f"{local_file} (local file)" if local_file else robots["url"]
+    if local_file is None:
+        status = f"HTTP {robots['status']}" if robots["status"] is not None else robots["error"] or "not fetched"
+        redirects = robots["redirects"]
+        source += f": {status}, {redirects} redirect{'s' if redirects != 1 else ''}"
+    if robots["policy"] != "excluded":
+        source += f", {robots['size']:,} bytes{' (truncated at ROBOTSTXT_MAXSIZE)' if robots['truncated'] else ''}"
+    return source
+
+
+def _delay_text(result: dict[str, Any]) -> str:
+    found = []
+    for label, value in (("Crawl-delay", result["crawl_delay"]), ("Request-rate", result["request_rate"])):
+        if value == UNSUPPORTED:
+            found.append(f"{label} not read by {result['parser']}")
+        elif isinstance(value, dict):
+            found.append(f"{label} {value['requests']}/{value['seconds']:g}s")
+        elif value is not None:
+            found.append(f"{label} {value:g}s")
+    asked = ", ".join(found) if found else "none"
+    delay = result["delay"]
+    note = ""
+    if delay is not None and delay["clamped"]:
+        note = f", clamped to ROBOTSTXT_MAX_CRAWL_DELAY {result['max_crawl_delay']:g}s"
+    elif delay is not None and delay["skip"]:
+        note = f", above ROBOTSTXT_MAX_CRAWL_DELAY {result['max_crawl_delay']:g}s: the site is skipped"
+    return f"{asked}{note}; slot delay {result['slot_delay']:g}s (your delay {result['user_delay']:g}s)"
+
+
+def format_brief(result: dict[str, Any], paint: Paint = PLAIN, agent_width: int = 0) -> str:
+    """One line: the verdict, the agent (``agent_width`` > 0: several were asked), the
+    URL, and what decided, in brackets."""
+    word = verdict_word(result)
+    cells = [paint(f"{word:<7}", word)]
+    if agent_width:
+        cells.append(f"{result.get('user_agent') or '':<{agent_width}}")
+    cells.append(result["url"])
+    why = _why(result)
+    return "  ".join(cells) + (f"  ({why})" if why else "")
+
+
+def _why(result: dict[str, Any]) -> str:
+    if result.get("error"):
+        return str(result["error"])
+    robots = result["robots_txt"]
+    policy = robots["policy"]
+    if policy != "parse":
+        text = _POLICY.get(policy, policy).split(":")[0]
+        return f"{text} on HTTP {robots['status']}" if robots["status"] is not None and policy != "excluded" else text
+    decision = result["decision"]
+    if decision is not None and decision["rule"] is not None:
+        return f"line {decision['rule']['line']}: {decision['rule']['text']}"
+    if decision is not None:
+        return "no rule matches"
+    if not result["allowed"] and result["reason"] != "Forbidden by robots.txt":
+        return str(result["reason"])
+    return ""
+
+
+def format_compare(results: list[dict[str, Any]], paint: Paint = PLAIN) -> str:
+    if not results:
+        return ""
+    names = list(results[0]["compare"])
+    width = max(len("URL"), *(len(r["url"]) for r in results))
+    header = f"{'URL':<{width}}  " + "  ".join(f"{n:<8}" for n in names)
+    lines = [paint(header, "bold"), "-" * len(header)]
+    delays: dict[str, dict[str, Any]] = {}
+    for result in results:
+        cells = []
+        verdicts = set()
+        for name in names:
+            answer = result["compare"][name]
+            cell = "error" if answer["error"] else ("allowed" if answer["allowed"] else "denied")
+            verdicts.add(cell)
+            cells.append(paint(f"{cell:<8}", cell))
+        mark = "  <- differ" if len(verdicts) > 1 else ""
+        lines.append(f"{result['url']:<{width}}  " + "  ".join(cells) + mark)
+        delays.setdefault(result["robots_txt"]["url"], result["compare"])
+    for answers in delays.values():
+        values = [_delay_cell(answers[n]) for n in names]
+        if any(v not in ("-", "n/a", "error") for v in values):
+            shown = {v for v in values if v != "n/a"}
+            mark = "  <- differ" if len(shown) > 1 else ""
+            lines.append(f"{'Crawl-delay':<{width}}  " + "  ".join(f"{v:<8}" for v in values) + mark)
+    errors = {n: a["error"] for r in results for n, a in r["compare"].items() if a["error"]}
+    lines.extend(f"{name}: {error}" for name, error in errors.items())
+    # Listed once, outside the table: a missing library says nothing about the file.
+    for name, reason in results[0].get("not_installed", {}).items():
+        lines.append(f"{name}: not installed, left out ({reason})")
+    return "\n".join(lines)
+
+
+def _delay_cell(answer: dict[str, Any]) -> str:
+    value = answer["crawl_delay"]
+    if answer["error"]:
+        return "error"
+    if value is None:
+        return "-"
+    return "n/a" if value == UNSUPPORTED else f"{value:g}s"
+
+
+def format_lint(where: str, findings: list[Any] | None, paint: Paint = PLAIN) -> str:
+    if findings is None:
+        return f"lint {where}: no robots.txt body was parsed (see the policy)"
+    if not findings:
+        return f"lint {where}: {paint('no problems found', 'allowed')}"
+    count = f"{len(findings)} problem{'s' if len(findings) != 1 else ''}"
+    lines = [f"lint {where}: {paint(count, 'denied')}"]
+    for finding in findings:
+        finding = finding if isinstance(finding, Finding) else Finding(**finding)
+        lines.append(f"  {finding}  {paint(f'[{finding.code}]', 'dim')}")
+    return "\n".join(lines)
+
+
+def format_summary(where: str, summary: dict[str, Any] | None, paint: Paint = PLAIN) -> str:
+    """The groups of a robots.txt as the RFC 9309 parser reads them, with their rules
+    and records, and the file-wide lines (Sitemap, Host)."""
+    if summary is None:
+        return f"{where}: no robots.txt body was parsed (see the policy)"
+    groups = summary["groups"]
+    rules = sum(len(g["rules"]) for g in groups)
+    sitemaps = summary["sitemaps"]
+    lines = [
+        paint(
+            f"{where}: {_count(len(groups), 'group')}, {_count(rules, 'rule')}, {_count(len(sitemaps), 'sitemap')}",
+            "bold",
+        )
+    ]
+
+    def numbered(line: int) -> str:
+        return paint(f"line {line:<4}", "dim")
+
+    for group in groups:
+        agents = ", ".join(a["user_agent"] or "(empty)" for a in group["user_agents"])
+        lines.append(f"  {numbered(group['line'])} User-agent: {agents}")
+        for rule in group["rules"]:
+            text = f"{'Allow' if rule['allow'] else 'Disallow'}: {rule['pattern']}"
+            lines.append(f"    {numbered(rule['line'])} {paint(text, 'allowed' if rule['allow'] else 'denied')}")
+        if not group["rules"]:
+            lines.append("    (no rule: everything allowed)")
+        for record in group["records"]:
+            lines.append(f"    {numbered(record['line'])} {record['text']}")
+    if summary["orphans"]:
+        lines.append(f"  before any User-agent, for no crawler: lines {', '.join(map(str, summary['orphans']))}")
+    for sitemap in sitemaps:
+        lines.append(f"  {numbered(sitemap['line'])} Sitemap: {sitemap['url']}")
+    if summary["host"]:
+        lines.append(f"  Host: {summary['host']}")
+    return "\n".join(lines)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
