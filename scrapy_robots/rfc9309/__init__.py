@@ -29,6 +29,8 @@ from scrapy_robots.rfc9309._robotstxt import Explanation, RobotsTxt
 from scrapy_robots.rfc9309._tokenizer import (
     ALLOW,
     CLEAN_PARAM,
+    CONTENT_SIGNAL,
+    CONTENT_USAGE,
     CRAWL_DELAY,
     DISALLOW,
     HOST,
@@ -47,6 +49,8 @@ __all__ = [
     "AGENT_MATCHINGS",
     "ALLOW",
     "CLEAN_PARAM",
+    "CONTENT_SIGNAL",
+    "CONTENT_USAGE",
     "CRAWL_DELAY",
     "DISALLOW",
     "EMPTY_RULES",

@@ -25,10 +25,12 @@ from scrapy_robots.rfc9309._values import (
 RawRule = tuple[int, bool, str]
 #: ``(line number, value as written, matching key)``; the key is ``"*"`` or a lower-cased token.
 RawAgent = tuple[int, str, str]
+#: ``(line number, value as written)`` of a ``Content-Signal`` or ``Content-Usage`` line.
+RawPreference = tuple[int, str]
 
 
 class Group:
-    __slots__ = ("agents", "rules", "crawl_delay", "request_rate", "visit_time")
+    __slots__ = ("agents", "rules", "crawl_delay", "request_rate", "visit_time", "signals", "usages")
 
     def __init__(self) -> None:
         self.agents: list[RawAgent] = []
@@ -36,6 +38,10 @@ class Group:
         self.crawl_delay: float | None = None
         self.request_rate: RequestRate | None = None
         self.visit_time: VisitTime | None = None
+        # Usage preferences (scrapy_robots.usage reads them); like Crawl-delay they
+        # do not close a run of User-agent lines.
+        self.signals: list[RawPreference] = []
+        self.usages: list[RawPreference] = []
 
 
 class GroupBuilder(RobotsTxtHandler):
@@ -46,6 +52,8 @@ class GroupBuilder(RobotsTxtHandler):
         self.sitemaps: list[str] = []
         self.host: str | None = None
         self.clean_params: list[CleanParam] = []
+        #: ``Content-Signal`` / ``Content-Usage`` lines before any ``User-agent``: nobody's.
+        self.stray_preferences: list[RawPreference] = []
         self._group: Group | None = None
         self._rules: list[RawRule] | None = None
         self._closed = False
@@ -100,3 +108,17 @@ class GroupBuilder(RobotsTxtHandler):
         group = self._group
         if group is not None and group.visit_time is None:
             group.visit_time = parse_visit_time(value)
+
+    def handle_content_signal(self, line: int, value: str) -> None:
+        group = self._group
+        if group is None:
+            self.stray_preferences.append((line, value))
+        else:
+            group.signals.append((line, value))
+
+    def handle_content_usage(self, line: int, value: str) -> None:
+        group = self._group
+        if group is None:
+            self.stray_preferences.append((line, value))
+        else:
+            group.usages.append((line, value))

@@ -50,6 +50,10 @@ class Explanation:
     rule: Rule | None
     #: One sentence saying the above.
     reason: str
+    #: The usage preference lines of the group(s) obeyed, as
+    #: ``(line, "Content-Signal" | "Content-Usage", value)``, in file order;
+    #: :mod:`scrapy_robots.usage` says what they decide for a purpose.
+    preferences: tuple[tuple[int, str, str], ...] = ()
 
     def __str__(self) -> str:
         return f"{'allowed' if self.allowed else 'disallowed'}: {self.reason}"
@@ -65,7 +69,7 @@ class RobotsTxt:
     """
 
     __slots__ = (
-        "options", "sitemaps", "host", "clean_params", "_groups", "_index", "_rules", "_checks", "_selected", "_origin",
+        "options", "sitemaps", "host", "clean_params", "stray_preferences", "_groups", "_index", "_rules", "_checks", "_selected", "_origin",
     )
 
     def __init__(self, builder: GroupBuilder, options: Options = DEFAULT_OPTIONS):
@@ -76,6 +80,8 @@ class RobotsTxt:
         self.host: str | None = builder.host
         #: ``Clean-param`` directives (Yandex), in file order.
         self.clean_params: tuple[CleanParam, ...] = tuple(builder.clean_params)
+        #: ``(line, value)`` of ``Content-Signal`` / ``Content-Usage`` lines outside any group.
+        self.stray_preferences: tuple[tuple[int, str], ...] = tuple(builder.stray_preferences)
         self._groups: tuple[Group, ...] = tuple(builder.groups)
         self._index: dict[str, tuple[Group, ...]] | None = None
         self._rules: dict[str, CompiledRules] = {}
@@ -161,8 +167,11 @@ class RobotsTxt:
             group_lines = tuple((line, value) for g in groups for line, value, key in g.agents if key == lowered)
         if not group_lines:
             group_lines = tuple((line, value) for g in groups for line, value, key in g.agents if key == "*")
+        preferences = self.preference_lines(user_agent)
         if path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"):
-            return Explanation(True, path, agent, group_lines, None, "/robots.txt is always allowed (RFC 9309, 2.2.2)")
+            return Explanation(
+                True, path, agent, group_lines, None, "/robots.txt is always allowed (RFC 9309, 2.2.2)", preferences
+            )
         rules = self._rules.get(user_agent) or self._compile(user_agent)
         entry = rules.decide(path)
         rule = None if entry is None else rule_of(entry)
@@ -174,7 +183,17 @@ class RobotsTxt:
                 reason = f"no rule of the group at {where} matches {path}"
             else:
                 reason = f"line {rule.line} ({rule.text}) of the group at {where} matches {path}"
-        return Explanation(rule is None or rule.allow, path, agent, group_lines, rule, reason)
+        return Explanation(rule is None or rule.allow, path, agent, group_lines, rule, reason, preferences)
+
+    def preference_lines(self, user_agent: str = "*") -> tuple[tuple[int, str, str], ...]:
+        """``(line, "Content-Signal" | "Content-Usage", value)`` of the group(s) ``user_agent`` obeys."""
+        lines = [
+            (line, name, value)
+            for group in self._select(user_agent)
+            for name, found in (("Content-Signal", group.signals), ("Content-Usage", group.usages))
+            for line, value in found
+        ]
+        return tuple(sorted(lines))
 
     def crawl_delay(self, user_agent: str = "*") -> float | None:
         """``Crawl-delay`` in seconds for ``user_agent``, or ``None``."""

@@ -19,6 +19,8 @@ REQUEST_RATE: Final = "request-rate"
 VISIT_TIME: Final = "visit-time"
 HOST: Final = "host"
 CLEAN_PARAM: Final = "clean-param"
+CONTENT_SIGNAL: Final = "content-signal"
+CONTENT_USAGE: Final = "content-usage"
 
 # Google strips ASCII whitespace only; str.strip() would also eat U+00A0 and
 # friends, which belong to the value.
@@ -36,6 +38,10 @@ _EXTENSIONS: Final = {
     "host": HOST,
     "clean-param": CLEAN_PARAM,
     "cleanparam": CLEAN_PARAM,
+    "content-signal": CONTENT_SIGNAL,
+    "contentsignal": CONTENT_SIGNAL,
+    "content-usage": CONTENT_USAGE,
+    "contentusage": CONTENT_USAGE,
 }
 
 
@@ -47,7 +53,8 @@ def directive_of(key: str) -> str | None:
     a few frequent typos are accepted: ``useragent``, ``user agent``,
     ``disalow``, ``dissallow``, ``dissalow``, ``diasllow``, ``disallaw``,
     ``site-map``. The extension directives (``Crawl-delay``, ``Request-rate``,
-    ``Visit-time``, ``Host``, ``Clean-param``) must be spelt out, with a
+    ``Visit-time``, ``Host``, ``Clean-param``, and the usage preferences
+    ``Content-Signal`` and ``Content-Usage``) must be spelt out, with a
     hyphen, a space, an underscore or nothing between their words.
     """
     lowered = key.lower()
@@ -102,6 +109,12 @@ class RobotsTxtHandler:
     def handle_clean_param(self, line: int, value: str) -> None:
         """A ``Clean-param`` line."""
 
+    def handle_content_signal(self, line: int, value: str) -> None:
+        """A ``Content-Signal`` line (Content Signals Policy: ``search=yes, ai-train=no``)."""
+
+    def handle_content_usage(self, line: int, value: str) -> None:
+        """A ``Content-Usage`` line (IETF AI Preferences: ``[path] train-ai=n``)."""
+
     def handle_unknown(self, line: int, key: str, value: str) -> None:
         """A ``key: value`` line whose key names no directive."""
 
@@ -137,6 +150,8 @@ def parse_robotstxt(text: str, handler: RobotsTxtHandler) -> None:
         VISIT_TIME: handler.handle_visit_time,
         HOST: handler.handle_host,
         CLEAN_PARAM: handler.handle_clean_param,
+        CONTENT_SIGNAL: handler.handle_content_signal,
+        CONTENT_USAGE: handler.handle_content_usage,
     }
     # Keys repeat ("Disallow", "Disallow" ...): classify each spelling once per
     # file, keyed by the raw text before the colon so that the common line costs

@@ -1,0 +1,409 @@
+"""AI usage preferences: what a site says fetched content may be used for.
+
+Two vocabularies, read from the same robots.txt groups as the rules:
+
+- ``Content-Signal: search=yes, ai-input=yes, ai-train=no`` (the Content Signals
+  Policy, draft-romm-aipref-contentsignals-00);
+- ``Content-Usage: [path] train-ai=n`` (IETF AI Preferences: draft-ietf-aipref-vocab-08
+  for the labels, draft-ietf-aipref-attach-05 for robots.txt and the HTTP header).
+
+:func:`preference` answers for one crawler, one path and one purpose, and quotes
+the deciding line; :func:`header_preference` reads a ``Content-Usage`` response
+header. The mapping between the vocabularies and every choice made where the
+drafts are silent are in ``docs/usage.rst``. No Scrapy import.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from scrapy_robots.rfc9309 import RobotsTxt
+from scrapy_robots.rfc9309._url import normalize_url_path, path_of
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+#: The purposes a crawl may declare, and the names accepted for them.
+PURPOSES: Final = ("search", "train-ai", "train-genai", "ai-use")
+ALIASES: Final = {"ai-train": "train-ai", "ai-input": "ai-use"}
+
+#: Content-Usage labels (vocab-08); a purpose reads its own label, then its
+#: parents' ("check the parent" in the vocabulary's processing model).
+USAGE_LABELS: Final = frozenset({"bots", "train-ai", "train-genai", "ai-use", "search"})
+_USAGE_CHAIN: Final = {
+    "search": ("search", "bots"),
+    "train-ai": ("train-ai", "bots"),
+    "train-genai": ("train-genai", "train-ai", "bots"),
+    "ai-use": ("ai-use", "bots"),
+}
+#: Content-Signal names (contentsignals-00) and the purpose each one speaks for.
+SIGNALS: Final = frozenset({"search", "ai-input", "ai-train"})
+_SIGNAL_OF: Final = {"search": "search", "train-ai": "ai-train", "train-genai": "ai-train", "ai-use": "ai-input"}
+
+ALLOW: Final = "allow"
+DENY: Final = "deny"
+MODES: Final = ("deny", "tag")
+
+
+def canonical_purpose(name: str) -> str:
+    """``name`` as one of :data:`PURPOSES`; ValueError for an unknown one."""
+    purpose = ALIASES.get(name, name)
+    if purpose not in PURPOSES:
+        raise ValueError(name)
+    return purpose
+
+
+@dataclass(frozen=True)
+class Preference:
+    """What a site prefers for one purpose, and which line says so."""
+
+    purpose: str
+    decision: str  #: ``"allow"`` or ``"deny"``; nothing stated is ``"allow"``
+    stated: bool  #: whether any line or header spoke for the purpose
+    line: int | None = None  #: the deciding robots.txt line; None for the header or nothing
+    text: str | None = None  #: the deciding line or header, as ``Name: value``
+    source: str = "robots.txt"  #: ``"robots.txt"`` or ``"header"``
+
+    @property
+    def denied(self) -> bool:
+        return self.decision == DENY
+
+    @property
+    def reason(self) -> str:
+        if not self.stated:
+            return f"nothing is stated for {self.purpose}: allowed"
+        where = f"line {self.line} ({self.text})" if self.line is not None else f"the response header {self.text}"
+        return f"{where} {'denies' if self.denied else 'allows'} {self.purpose}"
+
+    def as_meta(self) -> dict[str, Any]:
+        """The plain-data form carried in ``request.meta["robotstxt_usage"]``."""
+        return {"decision": self.decision, "stated": self.stated, "line": self.line, "text": self.text,
+                "source": self.source}  # fmt: skip
+
+    def __str__(self) -> str:
+        return f"{self.decision}: {self.reason}"
+
+
+# -- RFC 9651 dictionaries, the subset these fields use --------------------------
+
+
+class Token(str):
+    """An RFC 9651 token (``y``), told apart from a string (``"y"``)."""
+
+
+_KEY: Final = re.compile(r"[a-z*][a-z0-9_.*-]*")
+_TOKEN: Final = re.compile(r"[A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*")
+_NUMBER: Final = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,3})?")
+_BYTES: Final = re.compile(r":[A-Za-z0-9+/=]*:")
+
+
+class _Malformed(Exception):
+    pass
+
+
+def parse_sf_dictionary(text: str) -> dict[str, Any] | None:
+    """An RFC 9651 Dictionary as ``{key: value}``, or None when ``text`` is not one.
+
+    Strict, as the RFC asks: any error fails the whole field. Values are
+    :class:`Token`, ``str``, ``int``, ``float``, ``bool``, ``bytes`` (undecoded) or a
+    ``list`` (an inner list); parameters are parsed and dropped. A key given
+    twice keeps its last value.
+    """
+    try:
+        return _dictionary(text)
+    except _Malformed:
+        return None
+
+
+def _dictionary(text: str) -> dict[str, Any]:
+    if not text.isascii():
+        raise _Malformed
+    s = text.strip(" ")
+    out: dict[str, Any] = {}
+    i, n = 0, len(s)
+    while i < n:
+        key, i = _match(_KEY, s, i)
+        value: Any
+        if i < n and s[i] == "=":
+            i += 1
+            if i < n and s[i] == "(":
+                value, i = _inner_list(s, i)
+            else:
+                value, i = _bare_item(s, i)
+        else:
+            value = True
+        i = _parameters(s, i)
+        out[key] = value
+        while i < n and s[i] in " \t":
+            i += 1
+        if i == n:
+            break
+        if s[i] != ",":
+            raise _Malformed
+        i += 1
+        while i < n and s[i] in " \t":
+            i += 1
+        if i == n:
+            raise _Malformed  # a trailing comma
+    return out
+
+
+def _match(pattern: re.Pattern[str], s: str, i: int) -> tuple[str, int]:
+    found = pattern.match(s, i)
+    if found is None:
+        raise _Malformed
+    return found.group(), found.end()
+
+
+def _bare_item(s: str, i: int) -> tuple[Any, int]:
+    if i >= len(s):
+        raise _Malformed
+    c = s[i]
+    if c == '"':
+        out = []
+        i += 1
+        while i < len(s):
+            c = s[i]
+            if c == "\\":
+                if i + 1 >= len(s) or s[i + 1] not in '"\\':
+                    raise _Malformed
+                out.append(s[i + 1])
+                i += 2
+            elif c == '"':
+                return "".join(out), i + 1
+            elif " " <= c <= "~":
+                out.append(c)
+                i += 1
+            else:
+                raise _Malformed
+        raise _Malformed
+    if c == "?":
+        if s[i + 1 : i + 2] in ("0", "1"):
+            return s[i + 1] == "1", i + 2
+        raise _Malformed
+    if c == ":":
+        value, i = _match(_BYTES, s, i)
+        return value[1:-1].encode(), i
+    if c == "-" or c.isdigit():
+        value, i = _match(_NUMBER, s, i)
+        return (float(value) if "." in value else int(value)), i
+    value, i = _match(_TOKEN, s, i)
+    return Token(value), i
+
+
+def _inner_list(s: str, i: int) -> tuple[list[Any], int]:
+    i += 1  # "("
+    items: list[Any] = []
+    while i < len(s):
+        while i < len(s) and s[i] == " ":
+            i += 1
+        if i < len(s) and s[i] == ")":
+            return items, i + 1
+        item, i = _bare_item(s, i)
+        i = _parameters(s, i)
+        items.append(item)
+        if i < len(s) and s[i] not in " )":
+            raise _Malformed
+    raise _Malformed
+
+
+def _parameters(s: str, i: int) -> int:
+    while i < len(s) and s[i] == ";":
+        i += 1
+        while i < len(s) and s[i] == " ":
+            i += 1
+        _, i = _match(_KEY, s, i)
+        if i < len(s) and s[i] == "=":
+            _, i = _bare_item(s, i + 1)
+    return i
+
+
+# -- the lines of robots.txt ----------------------------------------------------
+
+
+def parse_content_signal(value: str) -> dict[str, bool] | None:
+    """``search=yes, ai-train=no`` as ``{"search": True, "ai-train": False}``.
+
+    None when the line is malformed (not a dictionary once lower-cased). A
+    value other than ``yes`` / ``no`` leaves its signal unstated.
+    """
+    parsed = parse_sf_dictionary(value.lower())
+    if parsed is None:
+        return None
+    return {key: item == "yes" for key, item in parsed.items() if isinstance(item, Token) and item in ("yes", "no")}
+
+
+def parse_content_usage(value: str) -> dict[str, bool] | None:
+    """``train-ai=n, search=y`` as ``{"train-ai": False, "search": True}``; None when malformed.
+
+    A value other than the tokens ``y`` / ``n`` leaves its label unstated (vocab-08).
+    """
+    parsed = parse_sf_dictionary(value)
+    if parsed is None:
+        return None
+    return {key: item == "y" for key, item in parsed.items() if isinstance(item, Token) and item in ("y", "n")}
+
+
+def split_usage_rule(value: str) -> tuple[str | None, str]:
+    """A robots.txt ``Content-Usage`` value as ``(path scope or None, preferences)``."""
+    if value.startswith("/"):
+        scope, _, rest = value.partition(" ")
+        if not rest and "\t" in scope:
+            scope, _, rest = scope.partition("\t")
+        return scope, rest.strip(" \t")
+    return None, value
+
+
+def _scope_length(scope: str | None, path: str) -> int:
+    """How specific a scope matching ``path`` is; -1 when it does not match."""
+    if scope is None:
+        return 0
+    pattern = normalize_url_path(scope)
+    if "*" not in pattern and not pattern.endswith("$"):
+        return len(pattern) if path.startswith(pattern) else -1
+    regex = re.escape(pattern.rstrip("$")).replace(r"\*", ".*") + ("$" if pattern.endswith("$") else "")
+    return len(pattern) if re.match(regex, path) else -1
+
+
+def site_preferences(body: bytes | str, encoding: str | None = None) -> RobotsTxt | None:
+    """The robots.txt parsed for its preference lines, or None when it has none.
+
+    What a crawl keeps per site: most files state nothing and cost nothing.
+    """
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    lowered = text.lower()
+    if "content-signal" not in lowered and "content-usage" not in lowered and "contentsignal" not in lowered \
+            and "contentusage" not in lowered:  # fmt: skip
+        return None
+    robots = RobotsTxt.parse(body, encoding=encoding)
+    if not any(group.signals or group.usages for group in robots._groups):
+        return None
+    return robots
+
+
+def preference(robots: RobotsTxt | bytes | str | None, user_agent: str, url: str, purpose: str) -> Preference:
+    """What robots.txt prefers for ``purpose`` when ``user_agent`` fetches ``url``.
+
+    Reads the ``Content-Signal`` and ``Content-Usage`` lines of the group(s) the
+    agent obeys (the same groups as its rules). ``Content-Usage`` lines scoped to
+    a path that matches compete by specificity, the longest scope winning; every
+    ``Content-Signal`` line of the group counts. Among the lines that apply, a
+    ``no`` wins over a ``yes`` (vocab-08: allow + deny = deny); nothing stated
+    is ``allow``.
+    """
+    purpose = canonical_purpose(purpose)
+    if robots is None:
+        return Preference(purpose, ALLOW, False)
+    if not isinstance(robots, RobotsTxt):
+        robots = RobotsTxt.parse(robots)
+    path = normalize_url_path(path_of(url)) if "://" in url or url.startswith("/") else url
+    lines = robots.preference_lines(user_agent)
+    votes: list[tuple[bool, int, str]] = []
+    signal = _SIGNAL_OF[purpose]
+    best = -1
+    usage_votes: list[tuple[bool, int, str]] = []
+    for line, name, value in lines:
+        if name == "Content-Signal":
+            signals = parse_content_signal(value)
+            if signals is not None and signal in signals:
+                votes.append((signals[signal], line, f"Content-Signal: {value}"))
+            continue
+        scope, prefs = split_usage_rule(value)
+        usage = parse_content_usage(prefs)
+        if usage is None:
+            continue
+        stated = next((usage[label] for label in _USAGE_CHAIN[purpose] if label in usage), None)
+        if stated is None:
+            continue
+        length = _scope_length(scope, path)
+        if length < 0 or length < best:
+            continue
+        if length > best:
+            best, usage_votes = length, []
+        usage_votes.append((stated, line, f"Content-Usage: {value}"))
+    votes.extend(usage_votes)
+    if not votes:
+        return Preference(purpose, ALLOW, False)
+    votes.sort(key=lambda vote: (vote[0], vote[1]))  # a "no" first, then file order
+    allowed, line, text = votes[0]
+    return Preference(purpose, ALLOW if allowed else DENY, True, line, text)
+
+
+def header_preference(value: str | None, purpose: str) -> Preference | None:
+    """What a ``Content-Usage`` response header says for ``purpose``.
+
+    None when the header is malformed; unstated when it is absent or silent.
+    """
+    purpose = canonical_purpose(purpose)
+    if value is None:
+        return Preference(purpose, ALLOW, False, source="header")
+    usage = parse_content_usage(value)
+    if usage is None:
+        return None
+    stated = next((usage[label] for label in _USAGE_CHAIN[purpose] if label in usage), None)
+    if stated is None:
+        return Preference(purpose, ALLOW, False, source="header")
+    return Preference(purpose, ALLOW if stated else DENY, True, None, f"Content-Usage: {value}", "header")
+
+
+def stricter(first: Preference, second: Preference) -> Preference:
+    """The preference that wins when both apply: a denial, else a stated allow."""
+    if first.denied or (not second.denied and (first.stated or not second.stated)):
+        return first
+    return second
+
+
+# -- the crawl's declaration -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UsageConfig:
+    """``ROBOTSTXT_USAGE`` and ``ROBOTSTXT_USAGE_MODE``, read once."""
+
+    purposes: tuple[str, ...]
+    mode: str = "deny"
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any] | Any) -> UsageConfig | None:
+        """None when the crawl declares no purpose. ValueError naming the setting otherwise."""
+        raw = settings.get("ROBOTSTXT_USAGE")
+        if raw is None or raw == "" or raw == [] or raw == ():
+            return None
+        if isinstance(raw, str):
+            names = [part.strip() for part in raw.split(",") if part.strip()]
+        elif isinstance(raw, (list, tuple)) and all(isinstance(name, str) for name in raw):
+            names = list(raw)
+        else:
+            raise ValueError(f"ROBOTSTXT_USAGE must be a list of purposes such as ['train-ai'], not {raw!r}")
+        purposes = []
+        for name in names:
+            try:
+                purposes.append(canonical_purpose(name))
+            except ValueError:
+                known = ", ".join([*PURPOSES, *ALIASES])
+                raise ValueError(f"ROBOTSTXT_USAGE: unknown purpose {name!r}; known purposes: {known}") from None
+        mode = settings.get("ROBOTSTXT_USAGE_MODE") or "deny"
+        if mode not in MODES:
+            raise ValueError(f"ROBOTSTXT_USAGE_MODE must be 'deny' or 'tag', not {mode!r}")
+        return cls(tuple(dict.fromkeys(purposes)), mode)
+
+
+#: Meta key of the preferences, purpose -> :meth:`Preference.as_meta`.
+META_KEY: Final = "robotstxt_usage"
+
+
+def check_request(
+    config: UsageConfig, robots: RobotsTxt, url: str, user_agent: str, meta: dict[str, Any]
+) -> Preference | None:
+    """Tag ``meta`` with the robots.txt preferences for each declared purpose; the
+    denying one in ``deny`` mode (the caller ignores the request), else None."""
+    tags = meta.setdefault(META_KEY, {})
+    denied = None
+    for purpose in config.purposes:
+        found = preference(robots, user_agent, url, purpose)
+        tags[purpose] = found.as_meta()
+        if found.denied and denied is None:
+            denied = found
+    return denied if config.mode == "deny" else None
