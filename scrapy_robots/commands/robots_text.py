@@ -172,7 +172,7 @@ def format_compare(results: list[dict[str, Any]], paint: Paint = PLAIN) -> str:
     if not results:
         return ""
     names = list(results[0]["compare"])
-    width = max(len("URL"), *(len(r["url"]) for r in results))
+    width = max(len("Crawl-delay"), *(len(r["url"]) for r in results))
     header = f"{'URL':<{width}}  " + "  ".join(f"{n:<8}" for n in names)
     lines = [paint(header, "bold"), "-" * len(header)]
     delays: dict[str, dict[str, Any]] = {}
