@@ -116,3 +116,40 @@ def test_an_empty_robots_txt_is_kept_as_a_body():
     entry = RobotsEntry(site="http://a:80", action=Action.PARSE, fetched_at=0, expires_at=1, body=b"")
     assert unpack(pack(entry)).body == b""
     assert unpack(pack(RobotsEntry(site="http://a:80", action=Action.ALLOW, fetched_at=0, expires_at=1))).body is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_resumed_jobdir_crawl_fetches_no_robots_txt_again(serve, tmp_path):
+    sites = [serve(body("User-agent: *\nDisallow: /private\n")) for _ in range(3)]
+    jobdir = str(tmp_path / "job")
+    first = await crawl([f"{site.url}/a" for site in sites], ROBOTSTXT_CACHE_PARSED=1, JOBDIR=jobdir)
+    assert stat(first, "robotstxt/request_count") == 3
+    # Another crawl of the same job (new pages: the dupefilter remembers the old ones).
+    second = await crawl([f"{site.url}/{path}" for site in sites for path in ("b", "private")], JOBDIR=jobdir)
+    assert [site.robots_hits() for site in sites] == [1, 1, 1]
+    assert stat(second, "robotstxt/request_count") == 0
+    assert stat(second, "robotstxt/cache/restored") == 3
+    assert len(second.spider.downloaded) == 3 and len(second.spider.ignored) == 3
+
+
+@pytest_twisted.ensureDeferred
+async def test_without_jobdir_nothing_is_written_to_disk(serve, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    site = serve(body("User-agent: *\nDisallow: /private\n"))
+    crawler = await crawl([f"{site.url}/a"])
+    assert type(robots_middleware(crawler).storage) is MemoryRobotsStorage
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_corrupt_jobdir_cache_is_rebuilt_and_the_crawl_goes_on(serve, tmp_path, caplog):
+    site = serve(body("User-agent: *\nDisallow: /private\n"))
+    jobdir = tmp_path / "job"
+    jobdir.mkdir()
+    (jobdir / "robotstxt.sqlite3").write_bytes(b"SQLite format 3\0" + b"\x07" * 4000)
+    crawler = await crawl([f"{site.url}/a", f"{site.url}/private"], JOBDIR=str(jobdir))
+    assert crawler.spider.downloaded == [f"{site.url}/a"]
+    assert crawler.spider.ignored == {f"{site.url}/private": "Forbidden by robots.txt"}
+    assert len([r for r in caplog.records if "is not usable" in r.getMessage()]) == 1
+    assert stat(crawler, "log_count/ERROR") == 0
+    assert stat(crawler, "robotstxt/cache/storage_errors") == 1
