@@ -76,7 +76,8 @@ def start_mixed_sites(serve, healthy: int = 4, slow: int = 10, down: int = 10):
 async def interrupt_while_waiting(handle, healthy, waiting) -> float:
     """Ctrl-C once the healthy sites are done and every other site's robots.txt was asked for."""
     await until(
-        lambda: all(site.robots_hits() for site in waiting) and len(page_fetches(healthy)) == 5 * len(healthy),
+        lambda: all(site.robots_hits() for site in waiting) and len(page_fetches(healthy)) == 5 * len(healthy)
+        and b"start requests yielded" in handle.output,
         30, "the crawl to park the waiting sites' requests",
     )  # fmt: skip
     await sleep(0.5)
