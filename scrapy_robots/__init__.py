@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "RobotsTxtMiddleware": "scrapy_robots.middleware",
     "Addon": "scrapy_robots.addon",
+    "UsageMiddleware": "scrapy_robots.spidermw",
 }
 
 __all__ = ["__version__", *_LAZY]

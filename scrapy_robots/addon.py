@@ -9,6 +9,7 @@ if TYPE_CHECKING:
 
 STOCK = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 OURS = "scrapy_robots.middleware.RobotsTxtMiddleware"
+USAGE = "scrapy_robots.spidermw.UsageMiddleware"
 
 
 class Addon:
@@ -21,3 +22,7 @@ class Addon:
         priority = settings.getdict("DOWNLOADER_MIDDLEWARES_BASE").get(STOCK, 100)
         middlewares[STOCK] = None
         middlewares[OURS] = priority
+        # The Content-Usage header reader; NotConfigured unless ROBOTSTXT_USAGE is set.
+        spider_middlewares = settings["SPIDER_MIDDLEWARES"]
+        if USAGE not in spider_middlewares:
+            spider_middlewares[USAGE] = 100

@@ -18,6 +18,7 @@ from scrapy_robots.policy import Action
 if TYPE_CHECKING:
     from scrapy_robots.delay import SiteDelay
     from scrapy_robots.parsers import RobotParser
+    from scrapy_robots.rfc9309 import RobotsTxt
 
 
 @dataclass
@@ -41,6 +42,9 @@ class RobotsEntry:
     #: built from ``body`` by this crawler's ROBOTSTXT_PARSER; never stored
     parser: RobotParser | None = field(default=None, repr=False, compare=False)
     delay: SiteDelay | None = field(default=None, compare=False)  #: Crawl-delay / Request-rate
+    #: the usage preference lines (ROBOTSTXT_USAGE set), read from ``body`` by our
+    #: parser whatever ROBOTSTXT_PARSER is; None when the file states none; never stored
+    usage: RobotsTxt | None = field(default=None, repr=False, compare=False)
 
     def fresh(self, now: float) -> bool:
         return now < self.expires_at

@@ -1,0 +1,165 @@
+"""AI usage preferences in real crawls: robots.txt lines decide before download, the
+Content-Usage header after it; deny mode ignores and drops, tag mode only tags."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import pytest_twisted
+
+from crawling import RecordingSpider, crawl, stat
+from servers import body
+
+# Sample files written for these tests. FooBot (the crawl's agent) has its own group.
+ROBOTS = """\
+User-agent: FooBot
+Content-Usage: train-ai=n
+Content-Usage: /open/ train-ai=y
+Disallow: /private
+
+User-agent: *
+Content-Signal: search=yes, ai-train=yes
+"""
+# Both vocabularies in one group, and they conflict for training: a "no" wins.
+CONFLICT = """\
+User-agent: *
+Content-Signal: search=yes, ai-train=yes
+Content-Usage: train-ai=n
+"""
+LENIENT = "User-agent: *\nContent-Signal: search=yes, ai-input=yes, ai-train=yes\n"
+USAGE_MW = {"scrapy_robots.spidermw.UsageMiddleware": 100}
+
+
+class ItemSpider(RecordingSpider):
+    """Yields one item per page and records the preferences each response carries."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.tags: dict[str, dict] = {}
+
+    def parse(self, response):
+        super().parse(response)
+        self.tags[response.url] = response.meta.get("robotstxt_usage")
+        yield {"url": response.url}
+
+
+async def usage_crawl(urls, **settings):
+    return await crawl(urls, ItemSpider, SPIDER_MIDDLEWARES=USAGE_MW, **settings)
+
+
+def _path(url: str) -> str:
+    return url.split("/", 3)[3]
+
+
+@pytest_twisted.ensureDeferred
+async def test_deny_mode_ignores_before_download_naming_the_line(serve):
+    site = serve(body(ROBOTS))
+    urls = [f"{site.url}/page", f"{site.url}/open/a", f"{site.url}/private/x"]
+    crawler = await usage_crawl(urls, ROBOTSTXT_USAGE=["train-ai"])
+    assert [_path(u) for u in crawler.spider.downloaded] == ["open/a"]
+    reason = crawler.spider.ignored[f"{site.url}/page"]
+    assert "line 2 (Content-Usage: train-ai=n) denies train-ai" in reason, reason
+    assert "/page" not in site.paths()  # never downloaded
+    assert stat(crawler, "robotstxt/usage/denied/train-ai") == 1
+    assert stat(crawler, "robotstxt/forbidden") == 1  # /private: the rules still apply
+    # The allowed page carries its preference: the /open/ scope (line 3) says yes.
+    assert crawler.spider.tags[f"{site.url}/open/a"]["train-ai"]["line"] == 3
+
+
+@pytest_twisted.ensureDeferred
+async def test_tag_mode_downloads_and_tags(serve):
+    site = serve(body(ROBOTS))
+    crawler = await usage_crawl([f"{site.url}/page"], ROBOTSTXT_USAGE=["train-ai", "search"], ROBOTSTXT_USAGE_MODE="tag")
+    assert len(crawler.spider.downloaded) == 1 and not crawler.spider.ignored
+    tags = crawler.spider.tags[f"{site.url}/page"]
+    assert tags["train-ai"] == {"decision": "deny", "stated": True, "line": 2,
+                                "text": "Content-Usage: train-ai=n", "source": "robots.txt"}  # fmt: skip
+    assert tags["search"]["decision"] == "allow" and tags["search"]["stated"] is False
+    assert stat(crawler, "robotstxt/usage/denied/train-ai") == 0
+    assert stat(crawler, "item_scraped_count") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_group_scoped_signal_for_the_star_group(serve):
+    site = serve(body(ROBOTS))
+    # Another crawler obeys the * group, whose Content-Signal allows training.
+    crawler = await usage_crawl([f"{site.url}/page"], ROBOTSTXT_USAGE=["ai-train"], USER_AGENT="OtherBot/2.0")
+    assert len(crawler.spider.downloaded) == 1
+    assert crawler.spider.tags[f"{site.url}/page"]["train-ai"]["line"] == 7
+
+
+@pytest_twisted.ensureDeferred
+async def test_conflicting_lines_deny_wins(serve):
+    site = serve(body(CONFLICT))
+    crawler = await usage_crawl([f"{site.url}/a", f"{site.url}/b"], ROBOTSTXT_USAGE=["train-genai"])
+    assert not crawler.spider.downloaded
+    assert all("line 3 (Content-Usage: train-ai=n)" in r for r in crawler.spider.ignored.values())
+    assert stat(crawler, "robotstxt/usage/denied/train-genai") == 2
+
+
+@pytest.mark.parametrize("parser", ["protego.ProtegoParser", "python.PythonParser", "rerp.RerpParser"])
+@pytest_twisted.ensureDeferred
+async def test_every_backend_keeps_the_preferences(serve, parser):
+    site = serve(body(ROBOTS))
+    crawler = await usage_crawl([f"{site.url}/page", f"{site.url}/open/a"], ROBOTSTXT_USAGE=["train-ai"],
+                                ROBOTSTXT_PARSER=f"scrapy_robots.parsers.{parser}")  # fmt: skip
+    assert [_path(u) for u in crawler.spider.downloaded] == ["open/a"]
+    assert stat(crawler, "robotstxt/usage/denied/train-ai") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_unset_changes_nothing(serve):
+    site = serve(body(CONFLICT))
+    crawler = await usage_crawl([f"{site.url}/a"])
+    assert len(crawler.spider.downloaded) == 1
+    assert crawler.spider.tags[f"{site.url}/a"] is None
+    assert not [k for k in crawler.stats.get_stats() if k.startswith("robotstxt/usage")]
+
+
+@pytest_twisted.ensureDeferred
+async def test_header_stricter_than_robots_drops_the_items(serve):
+    strict = body("<html></html>", headers={"Content-Usage": "train-ai=n"})
+    site = serve(body(LENIENT), routes={"/strict": strict})
+    urls = [f"{site.url}/strict", f"{site.url}/plain"]
+    crawler = await usage_crawl(urls, ROBOTSTXT_USAGE=["train-ai"])
+    assert sorted(_path(u) for u in crawler.spider.downloaded) == ["plain", "strict"]
+    tag = crawler.spider.tags[f"{site.url}/strict"]["train-ai"]
+    assert tag["decision"] == "deny" and tag["source"] == "header"
+    assert stat(crawler, "item_scraped_count") == 1
+    assert stat(crawler, "robotstxt/usage/items_dropped/train-ai") == 1
+    assert stat(crawler, "robotstxt/usage/header/denied/train-ai") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_header_in_tag_mode_keeps_the_items(serve):
+    strict = body("<html></html>", headers={"Content-Usage": "bots=n"})
+    site = serve(body(LENIENT), routes={"/strict": strict})
+    crawler = await usage_crawl([f"{site.url}/strict"], ROBOTSTXT_USAGE=["search"], ROBOTSTXT_USAGE_MODE="tag")
+    assert stat(crawler, "item_scraped_count") == 1
+    assert crawler.spider.tags[f"{site.url}/strict"]["search"]["source"] == "header"
+
+
+@pytest_twisted.ensureDeferred
+async def test_malformed_header_warns_once_per_site(serve, caplog):
+    bad = body("<html></html>", headers={"Content-Usage": "train-ai=n,,"})
+    site = serve(body(LENIENT), routes={"/m1": bad, "/m2": bad})
+    crawler = await usage_crawl([f"{site.url}/m1", f"{site.url}/m2"], ROBOTSTXT_USAGE=["train-ai"])
+    assert stat(crawler, "item_scraped_count") == 2
+    assert stat(crawler, "robotstxt/usage/header/malformed") == 2
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "Content-Usage" in r.getMessage()]
+    assert len(warnings) == 1, [r.getMessage() for r in warnings]
+
+
+@pytest_twisted.ensureDeferred
+async def test_malformed_robots_lines_are_ignored(serve):
+    site = serve(body("User-agent: *\nContent-Usage: train-ai=n,\nContent-Signal: ai_train=no\n"))
+    crawler = await usage_crawl([f"{site.url}/a"], ROBOTSTXT_USAGE=["train-ai"])
+    assert len(crawler.spider.downloaded) == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_bad_setting_fails_at_start_up_naming_it(serve):
+    site = serve(body(ROBOTS))
+    with pytest.raises(ValueError, match="ROBOTSTXT_USAGE: unknown purpose 'ai_train'"):
+        await usage_crawl([f"{site.url}/a"], ROBOTSTXT_USAGE=["ai_train"])
