@@ -27,6 +27,7 @@ from scrapy_robots.fetch import FetchResult, RobotsFetcher, site_of
 from scrapy_robots.parsers import RobotParser, as_robot_parser
 from scrapy_robots.policy import Action
 from scrapy_robots.slots import SlotPacer
+from scrapy_robots.usage import UsageConfig, check_request, site_preferences
 from scrapy_robots.waiting import CrawlClosing, WaitingRoom, discard
 
 if TYPE_CHECKING:
@@ -80,6 +81,8 @@ class RobotsTxtMiddleware:
         self.fetcher = RobotsFetcher(crawler, config)
         self.room = WaitingRoom(crawler, config.max_waiting)
         self.pacer = SlotPacer(crawler)
+        # ROBOTSTXT_USAGE: None (the default) costs one test per allowed request.
+        self.usage = UsageConfig.from_settings(crawler.settings)
         # On close, parked requests go back to a scheduler that keeps its queue.
         settings = crawler.settings
         self.requeue_on_close = bool(settings.get("JOBDIR")) or settings.getbool("SCHEDULER_PERSIST")
@@ -265,7 +268,20 @@ class RobotsTxtMiddleware:
             )
             self.stats.inc_value("robotstxt/parser_error")
             return ALLOWED
-        return ALLOWED if allowed else Verdict(False, FORBIDDEN, "robotstxt/forbidden")
+        if not allowed:
+            return Verdict(False, FORBIDDEN, "robotstxt/forbidden")
+        if self.usage is not None and entry.usage is not None:
+            return self._usage_verdict(entry, request)
+        return ALLOWED
+
+    def _usage_verdict(self, entry: RobotsEntry, request: Request) -> Verdict:
+        assert self.usage is not None and entry.usage is not None
+        agent = self.user_agent(request)
+        agent = agent.decode("latin-1") if isinstance(agent, bytes) else agent
+        denied = check_request(self.usage, entry.usage, request.url, agent, request.meta)
+        if denied is None:
+            return ALLOWED
+        return Verdict(False, f"{FORBIDDEN} usage preference: {denied.reason}", f"robotstxt/usage/denied/{denied.purpose}")
 
     def user_agent(self, request: Request) -> str | bytes:
         return self.config.user_agent or request.headers.get(b"User-Agent") or self.config.default_user_agent
@@ -370,6 +386,8 @@ class RobotsTxtMiddleware:
         if entry.body is None:
             return None
         entry.parser = self._build_parser(entry.body, entry.url)
+        if self.usage is not None:  # read by our parser, whatever ROBOTSTXT_PARSER is
+            entry.usage = site_preferences(entry.body)
         if entry.parser is None:
             entry.action = Action.ALLOW
         elif self.config.crawl_delay:
@@ -434,6 +452,8 @@ class RobotsTxtMiddleware:
             body = normalize_robotstxt(result.body, response.headers.get(b"Content-Type") if response else None)
             entry.body = body  # for the storage
             entry.parser = await self._parse(body, response, request)
+            if self.usage is not None:  # read by our parser, whatever ROBOTSTXT_PARSER is
+                entry.usage = site_preferences(body)
             if entry.parser is None:
                 entry.action = Action.ALLOW
             elif self.config.crawl_delay:
