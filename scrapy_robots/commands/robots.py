@@ -539,7 +539,8 @@ class Command(ScrapyCommand):
         )
         group.add_argument(
             "--urls", metavar="PATH",
-            help="check the URLs in this file too, one a line ('-': standard input; blank lines and # comments skipped)",
+            help="check the URLs in this file too, one a line, '-' for standard input (blank lines and # comments "
+            "are skipped)",
         )
         group.add_argument(
             "--user-agent", metavar="AGENT", action="append",
