@@ -25,6 +25,14 @@ from scrapy_robots.rfc9309 import normalize, parse_robotstxt
 # not close a run of User-agent lines, rules before any User-agent belong to nobody):
 # it extends the parser's own builder rather than restate those rules.
 from scrapy_robots.rfc9309._groups import GroupBuilder
+from scrapy_robots.usage import (
+    SIGNALS,
+    USAGE_LABELS,
+    parse_content_signal,
+    parse_content_usage,
+    parse_sf_dictionary,
+    split_usage_rule,
+)
 from scrapy_robots.rfc9309._values import (
     parse_clean_param,
     parse_crawl_delay,
@@ -51,6 +59,8 @@ HTML: Final = "html"
 BINARY: Final = "binary"
 MISSPELT: Final = "misspelt-directive"
 NOT_UTF8: Final = "not-utf8"
+BAD_PREFERENCE: Final = "bad-preference"
+UNKNOWN_PREFERENCE: Final = "unknown-preference"
 
 # What "did you mean" compares an unknown key with, as people write them.
 _DIRECTIVE_SPELLINGS: Final = {
@@ -63,6 +73,8 @@ _DIRECTIVE_SPELLINGS: Final = {
     "visit-time": "Visit-time",
     "host": "Host",
     "clean-param": "Clean-param",
+    "content-signal": "Content-Signal",
+    "content-usage": "Content-Usage",
 }
 _HTML_MARKERS: Final = ("<!doctype html", "<html", "<head", "<body", "<meta", "<title")
 _GOOGLE_READS: Final = frozenset({"User-agent", "Allow", "Disallow", "Sitemap"})
@@ -179,6 +191,38 @@ class RobotsTxtLinter(GroupBuilder):
         if parse_clean_param(value) is None:
             self._add(line, BAD_VALUE, f"Clean-param: {value} names no parameter")
         super().handle_clean_param(line, value)
+
+    def handle_content_signal(self, line: int, value: str) -> None:
+        self._spelling(line, "Content-Signal")
+        if self._group_record(line, "Content-Signal", value, None):
+            parsed = parse_content_signal(value)
+            if parsed is None:
+                self._add(line, BAD_PREFERENCE, f"Content-Signal: {value} is not 'name=yes|no, ...': the line is ignored")
+            else:
+                self._check_names(line, "Content-Signal", parse_sf_dictionary(value.lower()) or {}, SIGNALS, "yes/no")
+        super().handle_content_signal(line, value)
+
+    def handle_content_usage(self, line: int, value: str) -> None:
+        self._spelling(line, "Content-Usage")
+        if self._group_record(line, "Content-Usage", value, None):
+            scope, prefs = split_usage_rule(value)
+            if parse_content_usage(prefs) is None:
+                self._add(
+                    line, BAD_PREFERENCE,
+                    f"Content-Usage: {value} is not '[/path] label=y|n, ...' (an RFC 9651 dictionary): the line is ignored",
+                )
+            else:
+                self._check_names(line, "Content-Usage", parse_sf_dictionary(prefs) or {}, USAGE_LABELS, "y/n")
+        super().handle_content_usage(line, value)
+
+    def _check_names(self, line: int, directive: str, parsed: dict[str, object], known: frozenset[str], values: str) -> None:
+        for name, value in parsed.items():
+            if name not in known:
+                close = difflib.get_close_matches(name.replace("_", "-"), sorted(known), n=1, cutoff=0.6)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                self._add(line, UNKNOWN_PREFERENCE, f"{directive}: unknown name {name!r}{hint}: it is ignored")
+            elif str(value) not in values.split("/"):
+                self._add(line, BAD_PREFERENCE, f"{directive}: {name}={value} is not {values}: it is ignored")
 
     def _group_record(self, line: int, directive: str, value: str, earlier: object) -> bool:
         """Whether a group record is read at all; says why not."""
