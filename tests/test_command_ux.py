@@ -281,6 +281,12 @@ def test_several_user_agents_in_one_call(robots, tmp_path):
     ]
     report = robots("--file", robots_txt, "--user-agent", "FooBot", "--user-agent", "OtherBot", "/foo-only").stdout
     assert "/foo-only (FooBot): denied" in report and "/foo-only (OtherBot): allowed" in report
+    table = robots(
+        "--file", robots_txt, "--compare", "--user-agent", "FooBot", "--user-agent", "OtherBot", "/foo-only"
+    ).stdout.splitlines()
+    rows = {line.split("  ")[0].strip(): line.split()[-1] for line in table[2:]}
+    assert rows["/foo-only (FooBot)"] == "denied" and rows["/foo-only (OtherBot)"] == "allowed"
+    assert "Crawl-delay (OtherBot)" in rows  # FooBot's group has no Crawl-delay
 
 
 def test_a_summary_when_no_url_is_given(robots, tmp_path):

@@ -36,6 +36,7 @@ from scrapy_robots.config import MEMORY_STORAGE, RobotsConfig
 from scrapy_robots.decoding import charset_from_content_type, decode_robotstxt
 from scrapy_robots.fetch import FETCH_META, robots_url
 from scrapy_robots.lint import Finding, lint_robotstxt, looks_binary
+from scrapy_robots.usage import UsageConfig
 from scrapy_robots.parsers import DirectiveNotSupported, RobotParser, as_robot_parser, default_user_agent
 from scrapy_robots.policy import Action
 from scrapy_robots.rfc9309 import parse_robotstxt
@@ -256,6 +257,7 @@ class RobotsQuerySpider(Spider):
                 "error": entry.error,
             },
             "decision": _decision(parser, url, agent) if entry.action is Action.PARSE else None,
+            "usage": request.meta.get("robotstxt_usage"),  # ROBOTSTXT_USAGE / --usage, set by the verdict
             "crawl_delay": _ask(parser, "crawl_delay", agent),
             "request_rate": _ask(parser, "request_rate", agent),
             "delay": asdict(entry.delay) if entry.delay is not None else None,
@@ -559,6 +561,11 @@ class Command(ScrapyCommand):
         )
         group.add_argument("--lint", action="store_true", help="list the lines no parser rule uses, and why")
         group.add_argument(
+            "--usage", metavar="PURPOSE",
+            help="answer for this purpose too (train-ai, search, ...; comma-separated): robots.txt Content-Signal / "
+            "Content-Usage lines decide, as with ROBOTSTXT_USAGE",
+        )
+        group.add_argument(
             "--strict", action="store_true", help="--lint, and any finding makes the exit status 1 (for CI)"
         )
         group.add_argument(
@@ -614,6 +621,10 @@ class Command(ScrapyCommand):
         try:
             # Every ROBOTSTXT_* setting checked now, with the middleware's own messages.
             chosen = RobotsConfig.from_settings(settings).parser_class
+            if opts.usage:
+                settings.set("ROBOTSTXT_USAGE", opts.usage, priority="cmdline")
+                settings.set("ROBOTSTXT_USAGE_MODE", "deny", priority="cmdline")
+            UsageConfig.from_settings(settings)
         except ValueError as exc:
             self.problem = str(exc)
             return
@@ -807,7 +818,7 @@ class Output:
             # An unreachable robots.txt is an error with a report (the policy's verdict).
             answered = [r for r in results if "robots_txt" in r]
             if opts.compare:
-                lines.append(format_compare(answered, self.paint))
+                lines.append(format_compare(answered, self.paint, self.several_agents))
             else:
                 lines.extend(
                     format_report(r, opts.file, self.paint, self.several_agents) for r in answered

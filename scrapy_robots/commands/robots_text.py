@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 from scrapy_robots.lint import Finding
 
@@ -168,15 +169,16 @@ def _why(result: dict[str, Any]) -> str:
     return ""
 
 
-def format_compare(results: list[dict[str, Any]], paint: Paint = PLAIN) -> str:
+def format_compare(results: list[dict[str, Any]], paint: Paint = PLAIN, several_agents: bool = False) -> str:
     if not results:
         return ""
     names = list(results[0]["compare"])
-    width = max(len("Crawl-delay"), *(len(r["url"]) for r in results))
+    labels = [_heading(r, several_agents) for r in results]
+    width = max(len("Crawl-delay"), *(len(label) for label in labels))
     header = f"{'URL':<{width}}  " + "  ".join(f"{n:<8}" for n in names)
     lines = [paint(header, "bold"), "-" * len(header)]
-    delays: dict[str, dict[str, Any]] = {}
-    for result in results:
+    delays: dict[tuple[str, str], dict[str, Any]] = {}
+    for label, result in zip(labels, results):
         cells = []
         verdicts = set()
         for name in names:
@@ -185,14 +187,20 @@ def format_compare(results: list[dict[str, Any]], paint: Paint = PLAIN) -> str:
             verdicts.add(cell)
             cells.append(paint(f"{cell:<8}", cell))
         mark = "  <- differ" if len(verdicts) > 1 else ""
-        lines.append(f"{result['url']:<{width}}  " + "  ".join(cells) + mark)
-        delays.setdefault(result["robots_txt"]["url"], result["compare"])
-    for answers in delays.values():
+        lines.append(f"{label:<{width}}  " + "  ".join(cells) + mark)
+        # One Crawl-delay row per robots.txt, and per agent (each may have its group).
+        delays.setdefault((result["robots_txt"]["url"], result.get("user_agent", "")), result["compare"])
+    several_sites = len({where for where, _ in delays}) > 1
+    for (where, agent), answers in delays.items():
+        about = [urlsplit(where).netloc] if several_sites else []
+        about += [agent] if several_agents else []
+        label = f"Crawl-delay ({', '.join(about)})" if about else "Crawl-delay"
         values = [_delay_cell(answers[n]) for n in names]
         if any(v not in ("-", "n/a", "error") for v in values):
             shown = {v for v in values if v != "n/a"}
             mark = "  <- differ" if len(shown) > 1 else ""
-            lines.append(f"{'Crawl-delay':<{width}}  " + "  ".join(f"{v:<8}" for v in values) + mark)
+            width = max(width, len(label))
+            lines.append(f"{label:<{width}}  " + "  ".join(f"{v:<8}" for v in values) + mark)
     errors = {n: a["error"] for r in results for n, a in r["compare"].items() if a["error"]}
     lines.extend(f"{name}: {error}" for name, error in errors.items())
     # Listed once, outside the table: a missing library says nothing about the file.
