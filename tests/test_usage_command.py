@@ -1,0 +1,66 @@
+"""`scrapy robots --usage`: the real command, as a subprocess, on a local sample file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+SAMPLE = """\
+# A sample robots.txt written for these tests.
+User-agent: FooBot
+Content-Usage: train-ai=n
+Content-Usage: /open/ train-ai=y
+Disallow: /private
+
+User-agent: *
+Content-Signal: search=yes, ai-input=yes, ai-train=no
+Allow: /
+"""
+
+
+def _robots(tmp_path, *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "robots.txt").write_text(SAMPLE)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
+    return subprocess.run([sys.executable, "-m", "scrapy", "robots", "--file", "robots.txt", *args],
+                          cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=60)  # fmt: skip
+
+
+def test_usage_answers_for_the_purpose_quoting_the_line(tmp_path):
+    out = _robots(tmp_path, "--user-agent", "FooBot", "--usage", "train-ai", "https://example.com/page",
+                  "https://example.com/open/a")  # fmt: skip
+    assert "https://example.com/page: denied" in out.stdout, out.stdout + out.stderr
+    assert "line 3 (Content-Usage: train-ai=n) denies train-ai" in out.stdout
+    assert "https://example.com/open/a: allowed" in out.stdout
+
+
+def test_usage_json_carries_every_purpose(tmp_path):
+    out = _robots(tmp_path, "--user-agent", "OtherBot", "--usage", "ai-train,search", "--json", "https://example.com/x")
+    [report] = [json.loads(line) for line in out.stdout.splitlines()]
+    assert report["allowed"] is False
+    assert report["usage"]["train-ai"]["line"] == 8
+    assert report["usage"]["search"] == {"decision": "allow", "stated": True, "line": 8,
+                                         "text": "Content-Signal: search=yes, ai-input=yes, ai-train=no",
+                                         "source": "robots.txt"}  # fmt: skip
+
+
+def test_without_usage_nothing_changes(tmp_path):
+    out = _robots(tmp_path, "--user-agent", "FooBot", "--json", "https://example.com/page")
+    [report] = [json.loads(line) for line in out.stdout.splitlines()]
+    assert report["allowed"] is True and report["usage"] is None
+
+
+def test_unknown_purpose_is_an_error_naming_the_setting(tmp_path):
+    out = _robots(tmp_path, "--usage", "ai_train", "https://example.com/page")
+    assert out.returncode != 0
+    assert "ROBOTSTXT_USAGE: unknown purpose 'ai_train'" in out.stderr
+
+
+def test_lint_flags_usage_lines(tmp_path):
+    (tmp_path / "bad.txt").write_text("Content-Signal: ai-train=no\nUser-agent: *\nContent-Signal: ai_train=no\n")
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
+    out = subprocess.run([sys.executable, "-m", "scrapy", "robots", "--file", "bad.txt", "--lint", "https://e.com/"],
+                         cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert "ai_train" in out.stdout and "did you mean ai-train?" in out.stdout, out.stdout + out.stderr
+    assert "before any User-agent" in out.stdout
