@@ -21,6 +21,7 @@ from scrapy import signals
 from scrapy.utils.test import get_crawler
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry, RobotsStorage
+from scrapy_robots.cache import sqlite as sqlite_storage_module
 from scrapy_robots.cache.sqlite import KEEP_AFTER_EXPIRY, SCHEMA_VERSION, SqliteRobotsStorage
 from scrapy_robots.policy import Action
 
@@ -195,7 +196,9 @@ def warnings_about(caplog, level: int = logging.WARNING) -> list[str]:
 
 
 def moved_aside(path: Path) -> list[Path]:
-    return sorted(p for p in path.parent.iterdir() if p.name.startswith(path.name + ".") and not p.name.endswith(("-wal", "-shm")))
+    """The files moved aside (their -wal and -shm apart)."""
+    siblings = path.parent.iterdir()
+    return sorted(p for p in siblings if p.name.startswith(path.name + ".") and not p.name.endswith(("-wal", "-shm")))
 
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -381,9 +384,10 @@ async def test_a_save_that_finds_damage_is_kept_in_the_fresh_file(tmp_path, capl
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_file_locked_too_long_is_left_as_it_is(tmp_path, caplog):
+async def test_a_file_locked_too_long_is_left_as_it_is(tmp_path, caplog, monkeypatch):
     # Another program holds the write lock past the busy timeout: that save is lost
     # (one warning), the file is not "damaged", and the next save goes through.
+    monkeypatch.setattr(sqlite_storage_module, "BUSY_TIMEOUT", 0.05)
     path = tmp_path / "robotstxt.sqlite3"
     stats = Stats()
     store = SqliteRobotsStorage(path, stats=stats)
@@ -410,8 +414,8 @@ async def test_an_unreadable_row_is_a_miss(tmp_path, caplog):
     await store.save(entry("https://good.example:443"))
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("INSERT INTO robots VALUES ('https://bad.example:443', '{\"site\": 1}', NULL, 0)")
-    db.execute("INSERT INTO robots VALUES ('https://zlib.example:443', ?, x'00ff', 0)",
-               (entry("https://zlib.example:443").__class__ and _record("https://zlib.example:443"),))  # fmt: skip
+    record = _record("https://zlib.example:443")
+    db.execute("INSERT INTO robots VALUES ('https://zlib.example:443', ?, x'00ff', 0)", (record,))
     db.close()
     with caplog.at_level(logging.WARNING, logger="scrapy_robots.cache.sqlite"):
         assert await store.load("https://bad.example:443") is None
@@ -484,10 +488,10 @@ def test_from_crawler_uses_jobdir_and_closes_on_spider_closed(tmp_path):
 
 
 def test_from_crawler_path_setting(tmp_path):
-    crawler = get_crawler(settings_dict={"ROBOTSTXT_CACHE_PATH": str(tmp_path / "a" / "robots.db"), "JOBDIR": str(tmp_path)})
+    path = tmp_path / "a" / "robots.db"
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_CACHE_PATH": str(path), "JOBDIR": str(tmp_path)})
     store = SqliteRobotsStorage.from_crawler(crawler)
-    assert store.path == str(tmp_path / "a" / "robots.db")
-    assert (tmp_path / "a" / "robots.db").exists()
+    assert store.path == str(path) and path.exists()  # ROBOTSTXT_CACHE_PATH wins over JOBDIR
     run(store.close())
 
 
