@@ -127,3 +127,23 @@ def test_settings():
         UsageConfig.from_settings({"ROBOTSTXT_USAGE": 3})
     with pytest.raises(ValueError, match="ROBOTSTXT_USAGE_MODE"):
         UsageConfig.from_settings({"ROBOTSTXT_USAGE": ["search"], "ROBOTSTXT_USAGE_MODE": "drop"})
+
+
+@pytest.mark.parametrize("name", ["ProtegoParser", "PythonParser", "RerpParser"])
+def test_other_backends_say_they_cannot_read_the_lines(name):
+    import scrapy_robots.parsers as parsers
+
+    cls = getattr(parsers, name)
+    assert not cls.supports(parsers.CONTENT_USAGE)
+    with pytest.raises(parsers.DirectiveNotSupported):
+        cls(SAMPLE.encode(), "FooBot").usage_preferences()
+
+
+def test_our_backend_reads_the_lines():
+    from scrapy_robots.parsers import CONTENT_USAGE, RFC9309Parser
+
+    assert RFC9309Parser.supports(CONTENT_USAGE)
+    assert RFC9309Parser(SAMPLE.encode(), "FooBot").usage_preferences() == (
+        (8, "Content-Usage", "train-genai=n"),
+        (9, "Content-Usage", "/datasets/ train-ai=y"),
+    )

@@ -11,6 +11,7 @@ from typing import Any
 
 from scrapy_robots.parsers.base import (
     ALLOW,
+    CONTENT_USAGE,
     CRAWL_DELAY,
     DIRECTIVES,
     HOST,
@@ -35,6 +36,7 @@ _BACKENDS = {
 
 __all__ = [
     "ALLOW",
+    "CONTENT_USAGE",
     "CRAWL_DELAY",
     "DIRECTIVES",
     "HOST",

@@ -20,7 +20,9 @@ CRAWL_DELAY = "crawl-delay"
 REQUEST_RATE = "request-rate"
 SITEMAP = "sitemap"
 HOST = "host"
-DIRECTIVES = (ALLOW, CRAWL_DELAY, REQUEST_RATE, SITEMAP, HOST)
+#: The usage preference lines, ``Content-Signal`` and ``Content-Usage`` (see docs/usage.rst).
+CONTENT_USAGE = "content-usage"
+DIRECTIVES = (ALLOW, CRAWL_DELAY, REQUEST_RATE, SITEMAP, HOST, CONTENT_USAGE)
 
 
 class DirectiveNotSupported(NotImplementedError):
@@ -93,6 +95,11 @@ class RobotParser(metaclass=ABCMeta):
     def preferred_host(self) -> str | None:
         """The ``Host`` directive (Yandex), or ``None`` if the file has none."""
         raise DirectiveNotSupported(self, HOST)
+
+    def usage_preferences(self, user_agent: str | bytes | None = None) -> tuple[tuple[int, str, str], ...]:
+        """``(line, "Content-Signal" | "Content-Usage", value)`` of the group(s) ``user_agent``
+        obeys. The middleware reads them with our parser whatever the backend."""
+        raise DirectiveNotSupported(self, CONTENT_USAGE)
 
     # Helpers for the adapters: the one place where arguments are normalised.
     @staticmethod

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.parsers.base import (
     ALLOW,
+    CONTENT_USAGE,
     CRAWL_DELAY,
     HOST,
     REQUEST_RATE,
@@ -57,7 +58,7 @@ def options_from_settings(settings: BaseSettings) -> Options:
 
 
 class RFC9309Parser(RobotParser):
-    SUPPORTED = frozenset({ALLOW, CRAWL_DELAY, REQUEST_RATE, SITEMAP, HOST})
+    SUPPORTED = frozenset({ALLOW, CRAWL_DELAY, REQUEST_RATE, SITEMAP, HOST, CONTENT_USAGE})
 
     def __init__(self, robotstxt_body: bytes | str, user_agent: str = "*", options: Options | None = None):
         super().__init__(robotstxt_body, user_agent)
@@ -99,3 +100,6 @@ class RFC9309Parser(RobotParser):
 
     def preferred_host(self) -> str | None:
         return self.rp.host
+
+    def usage_preferences(self, user_agent: str | bytes | None = None) -> tuple[tuple[int, str, str], ...]:
+        return self.rp.preference_lines(self._agent(user_agent))
