@@ -163,3 +163,16 @@ async def test_a_bad_setting_fails_at_start_up_naming_it(serve):
     site = serve(body(ROBOTS))
     with pytest.raises(ValueError, match="ROBOTSTXT_USAGE: unknown purpose 'ai_train'"):
         await usage_crawl([f"{site.url}/a"], ROBOTSTXT_USAGE=["ai_train"])
+
+
+@pytest_twisted.ensureDeferred
+async def test_preferences_survive_the_hot_tier(serve):
+    # One parsed site in memory: alternating sites rebuild each entry from the stored
+    # body (_hydrate), and the preferences with it.
+    first, second = serve(body(ROBOTS)), serve(body(CONFLICT))
+    urls = [f"{site.url}/p{i}" for i in range(4) for site in (first, second)]
+    crawler = await usage_crawl(urls, ROBOTSTXT_USAGE=["train-ai"], ROBOTSTXT_CACHE_PARSED=1, CONCURRENT_REQUESTS=1)
+    assert stat(crawler, "robotstxt/cache/restored") >= 1
+    assert not crawler.spider.downloaded
+    assert stat(crawler, "robotstxt/usage/denied/train-ai") == 8
+    assert first.robots_hits() == 1 and second.robots_hits() == 1
