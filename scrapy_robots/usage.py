@@ -15,6 +15,7 @@ drafts are silent are in ``docs/usage.rst``. No Scrapy import.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -371,6 +372,11 @@ class UsageConfig:
         raw = settings.get("ROBOTSTXT_USAGE")
         if raw is None or raw == "" or raw == [] or raw == ():
             return None
+        if isinstance(raw, str) and raw.lstrip().startswith("["):
+            try:  # -s 'ROBOTSTXT_USAGE=["train-ai"]'
+                raw = json.loads(raw)
+            except ValueError:
+                raise ValueError(f"ROBOTSTXT_USAGE = {raw!r} is not a JSON list of purposes") from None
         if isinstance(raw, str):
             names = [part.strip() for part in raw.split(",") if part.strip()]
         elif isinstance(raw, (list, tuple)) and all(isinstance(name, str) for name in raw):

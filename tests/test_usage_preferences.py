@@ -121,6 +121,7 @@ def test_header():
 def test_settings():
     assert UsageConfig.from_settings({}) is None
     assert UsageConfig.from_settings({"ROBOTSTXT_USAGE": "ai-train, search"}).purposes == ("train-ai", "search")
+    assert UsageConfig.from_settings({"ROBOTSTXT_USAGE": '["ai-input"]'}).purposes == ("ai-use",)
     with pytest.raises(ValueError, match="ROBOTSTXT_USAGE: unknown purpose 'ai_train'"):
         UsageConfig.from_settings({"ROBOTSTXT_USAGE": ["ai_train"]})
     with pytest.raises(ValueError, match="ROBOTSTXT_USAGE must be a list"):
