@@ -182,9 +182,10 @@ def _check_parser_class(name: str, cls: Any) -> None:
         signature = inspect.signature(allowed)
     except (TypeError, ValueError):  # a builtin: nothing to check
         return
+    # Looked up on the class, a plain method takes the instance first.
+    instance = () if isinstance(inspect.getattr_static(cls, "allowed"), (staticmethod, classmethod)) else (None,)
     try:
-        # Looked up on the class, a method takes the instance first.
-        signature.bind(None, "https://example.com/", "agent")
+        signature.bind(*instance, "https://example.com/", "agent")
     except TypeError:
         raise ValueError(
             f"{name} = {what}: its allowed{signature} cannot be called as allowed(url, user_agent). {fix}"
