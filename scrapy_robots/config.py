@@ -47,7 +47,7 @@ class FleetConfig:
             timeout=_number(settings, "ROBOTSTXT_REDIS_TIMEOUT", 0.5, float, minimum=0.01),
             lock_ttl=lock_ttl,
             lock_wait=_number(settings, "ROBOTSTXT_FLEET_LOCK_WAIT", lock_ttl, float, minimum=0),
-            pacing=_bool(settings, "ROBOTSTXT_FLEET_PACING", True),
+            pacing=read_bool(settings, "ROBOTSTXT_FLEET_PACING", True),
             pacing_margin=_number(settings, "ROBOTSTXT_FLEET_PACING_MARGIN", 0.05, float, minimum=0),
         )
 
@@ -97,7 +97,7 @@ class RobotsConfig:
             storage_class=_load(settings, "ROBOTSTXT_CACHE_STORAGE", _default_storage(settings)),
             excluded_domains=_domains(settings, "ROBOTSTXT_EXCLUDED_DOMAINS"),
             max_waiting=_number(settings, "ROBOTSTXT_MAX_WAITING", 10_000, int, minimum=0),
-            crawl_delay=_bool(settings, "ROBOTSTXT_CRAWL_DELAY", True),
+            crawl_delay=read_bool(settings, "ROBOTSTXT_CRAWL_DELAY", True),
             max_crawl_delay=_number(settings, "ROBOTSTXT_MAX_CRAWL_DELAY", 60.0, float, minimum=0),
             crawl_delay_exceeded=_choice(settings, "ROBOTSTXT_CRAWL_DELAY_EXCEEDED", ("clamp", "skip")),
             fleet=FleetConfig.from_settings(settings, timeout),
@@ -246,7 +246,7 @@ def _number(settings: BaseSettings, name: str, default: Any, kind: type, minimum
     return number
 
 
-def _bool(settings: BaseSettings, name: str, default: bool) -> bool:
+def read_bool(settings: BaseSettings, name: str, default: bool) -> bool:
     """True or False, as Scrapy's getbool reads them (True/False, 1/0, "true"/"false"),
     with the setting's name in the error; anything else (2, 0.5, "yes") is refused."""
     raw = settings.get(name)

@@ -123,6 +123,13 @@ def test_the_readmes_by_hand_setup_logs_no_duplicate_warning(robots, tmp_path):
     assert answer["decision"]["rule"]["line"] == 5
 
 
+def test_robotstxt_obey_neither_true_nor_false_is_named(robots, tmp_path):
+    project = _project(tmp_path / "p", 'ROBOTSTXT_OBEY = "maybe"\n')
+    out = robots("https://example.com/", cwd=project)
+    assert out.returncode == 2
+    assert out.stderr.strip() == "scrapy robots: error: ROBOTSTXT_OBEY must be True or False, not 'maybe'"
+
+
 def test_a_project_that_does_not_obey_is_told_so(robots, tmp_path):
     project = _project(tmp_path / "p", 'ROBOTSTXT_OBEY = False\nADDONS = {"scrapy_robots.Addon": 0}\n')
     (project / "robots.txt").write_text(ROBOTS)

@@ -32,7 +32,7 @@ from scrapy_robots.commands.robots_text import (
     format_report,
     format_summary,
 )
-from scrapy_robots.config import MEMORY_STORAGE, RobotsConfig
+from scrapy_robots.config import MEMORY_STORAGE, RobotsConfig, read_bool
 from scrapy_robots.decoding import charset_from_content_type, decode_robotstxt
 from scrapy_robots.fetch import FETCH_META, robots_url
 from scrapy_robots.lint import Finding, lint_robotstxt, looks_binary
@@ -610,7 +610,11 @@ class Command(ScrapyCommand):
         # spider state, robots.txt cache), not into a shared cache.
         self._unless_given("JOBDIR", None)
         self._unless_given("ROBOTSTXT_CACHE_STORAGE", MEMORY_STORAGE)
-        self.middleware = self._choose_middleware(settings)
+        try:
+            self.middleware = self._choose_middleware(settings)
+        except ValueError as exc:  # ROBOTSTXT_OBEY neither true nor false
+            self.problem = str(exc)
+            return
         if opts.user_agent and len(opts.user_agent) == 1:
             settings.set("ROBOTSTXT_USER_AGENT", opts.user_agent[0], priority="cmdline")
         elif opts.user_agent:
@@ -661,7 +665,7 @@ class Command(ScrapyCommand):
 
         current = crawl_middleware(settings)
         in_project = inside_project()
-        if in_project and not settings.getbool("ROBOTSTXT_OBEY"):
+        if in_project and not read_bool(settings, "ROBOTSTXT_OBEY", False):
             self.notes.append(
                 "ROBOTSTXT_OBEY is False in this project: `scrapy crawl` does not check robots.txt; "
                 "these are the answers it would give if it did"
