@@ -272,6 +272,41 @@ async def test_two_storages_share_one_file(tmp_path):
     await two.close()
 
 
+# Each process says it is ready, waits for "go", opens the file, saves, and prints what
+# the storage logged.
+_OPEN_AT_ONCE = """
+import logging, os, sys, time
+from scrapy_robots.cache.sqlite import SqliteRobotsStorage
+logging.basicConfig(level=logging.WARNING, stream=sys.stdout, format="%(levelname)s %(message)s")
+path, go = sys.argv[1], sys.argv[2]
+open(f"{go}.ready.{os.getpid()}", "w").close()
+while not os.path.exists(go):
+    time.sleep(0.0005)
+store = SqliteRobotsStorage(path)
+store._run(lambda db: db.execute("INSERT INTO robots VALUES (?, '{}', NULL, 1e12)", (str(os.getpid()),)))
+"""
+
+
+def test_crawls_sharing_a_new_file_start_together(tmp_path):
+    # Three crawls with the same ROBOTSTXT_CACHE_PATH create it at the same moment: none
+    # may find "table robots already exists" and go on without the disk.
+    for attempt in range(5):
+        path, go = tmp_path / f"shared{attempt}.sqlite3", tmp_path / f"go{attempt}"
+        processes = [
+            subprocess.Popen([sys.executable, "-c", _OPEN_AT_ONCE, str(path), str(go)], stdout=subprocess.PIPE, text=True)
+            for _ in range(3)
+        ]
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob(f"go{attempt}.ready.*"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        go.touch()
+        logged = [process.communicate(timeout=60)[0] for process in processes]
+        assert logged == ["", "", ""]
+        db = sqlite3.connect(path)
+        assert db.execute("SELECT COUNT(*) FROM robots").fetchone() == (3,)
+        db.close()
+
+
 def corrupt_random_bytes(path: Path) -> None:
     path.write_bytes(os.urandom(64 * 1024))
 

@@ -48,7 +48,7 @@ KEEP_AFTER_EXPIRY = 30 * 24 * 3600.0
 BUSY_TIMEOUT = 1.0
 
 _SCHEMA = """
-CREATE TABLE robots (
+CREATE TABLE IF NOT EXISTS robots (
     site TEXT PRIMARY KEY,
     record TEXT NOT NULL,   -- the entry's fields as JSON (entry.record_of)
     body BLOB,              -- zlib-compressed; NULL when the entry has none
@@ -256,11 +256,18 @@ class SqliteRobotsStorage(RobotsStorage):
 def _check(db: sqlite3.Connection) -> None:
     """Create the schema in a new (empty) file; raise :class:`_Unusable` for a file that
     is not ours or not whole."""
-    # A file of random bytes fails here: "file is not a database".
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    # One read transaction: another crawl sharing the file may be creating it meanwhile.
+    db.execute("BEGIN")
+    try:
+        # A file of random bytes fails here: "file is not a database".
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    finally:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
     if not tables and version == 0:
-        db.executescript(f"BEGIN; {_SCHEMA}; PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+        # IF NOT EXISTS: two crawls sharing a new file may both get here.
+        db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA}; PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
         return
     if version != SCHEMA_VERSION or "robots" not in tables:
         raise _Unusable(f"schema version {version} with tables {sorted(tables)}, expected {SCHEMA_VERSION}",
