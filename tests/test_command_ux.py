@@ -246,6 +246,7 @@ def test_brief_is_one_line_per_url_in_the_order_given(site, robots):
         f"allowed  {s.url}/public  (no rule matches)",
         "error    nope  ('nope' is not an absolute http(s) URL (did you mean 'https://nope'?))",
     ]
+    assert robots("--brief", f"{s.url}/robots.txt").stdout.endswith("(/robots.txt is always allowed (RFC 9309, 2.2.2))\n")
     policy = site({"/robots.txt": (403, "", {})})
     assert robots("--brief", f"{policy.url}/x").stdout == f"denied   {policy.url}/x  (deny all on HTTP 403)\n"
 

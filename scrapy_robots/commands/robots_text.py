@@ -163,7 +163,9 @@ def _why(result: dict[str, Any]) -> str:
     if decision is not None and decision["rule"] is not None:
         return f"line {decision['rule']['line']}: {decision['rule']['text']}"
     if decision is not None:
-        return "no rule matches"
+        # No group at all, or /robots.txt itself, says more than "no rule matches".
+        explanation = str(decision["explanation"])
+        return "no rule matches" if decision["group"] and explanation.startswith("no rule") else explanation
     if not result["allowed"] and result["reason"] != "Forbidden by robots.txt":
         return str(result["reason"])
     return ""
