@@ -445,7 +445,8 @@ async def test_a_file_locked_too_long_is_left_as_it_is(tmp_path, caplog, monkeyp
 @pytest_twisted.ensureDeferred
 async def test_an_unreadable_row_is_a_miss(tmp_path, caplog):
     path = tmp_path / "robotstxt.sqlite3"
-    store = SqliteRobotsStorage(path)
+    stats = Stats()
+    store = SqliteRobotsStorage(path, stats=stats)
     await store.save(entry("https://good.example:443"))
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("INSERT INTO robots VALUES ('https://bad.example:443', '{\"site\": 1}', NULL, 0)")
@@ -457,6 +458,7 @@ async def test_an_unreadable_row_is_a_miss(tmp_path, caplog):
         assert await store.load("https://zlib.example:443") is None
     assert len(warnings_about(caplog)) == 2
     assert "https://bad.example:443" in warnings_about(caplog)[0]
+    assert stats.values == {"robotstxt/cache/storage_errors": 2}
     assert await store.load("https://good.example:443") is not None
     await store.save(entry("https://bad.example:443"))  # the next save replaces the row
     assert await store.load("https://bad.example:443") is not None

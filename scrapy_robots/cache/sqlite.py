@@ -107,6 +107,7 @@ class SqliteRobotsStorage(RobotsStorage):
             entry = entry_from_record(record, None if body is None else zlib.decompress(body))
         except (ValueError, zlib.error) as exc:
             # The site's next save replaces the row.
+            self._inc_errors()
             logger.warning("Ignoring an unreadable robots.txt row for %(site)s in %(path)s: %(error)s",
                            {"site": site, "path": self.path, "error": exc})  # fmt: skip
             return None
