@@ -292,7 +292,7 @@ def lint_robotstxt(
     """
     text = decode_robotstxt(body, encoding)
     size = len(body) if isinstance(body, bytes) else len(text.encode("utf-8"))
-    if _binary(text):
+    if _binary(body, encoding):
         return [Finding(0, BINARY, "this is binary data, not a robots.txt: parsers read no rule from it")]
     linter = RobotsTxtLinter(text)
     parse_robotstxt(text, linter)
@@ -324,14 +324,21 @@ def lint_robotstxt(
 
 def looks_binary(body: bytes | str) -> bool:
     """Whether ``body`` is not text at all (an image, an archive...)."""
-    return _binary(decode_robotstxt(body) if isinstance(body, bytes) else body)
+    return _binary(body)
 
 
-def _binary(text: str) -> bool:
-    sample = text[:8192]
+def _binary(body: bytes | str, encoding: str | None = None) -> bool:
+    if isinstance(body, str):
+        sample = body[:8192]
+    elif body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or not _utf8_expected(encoding):
+        sample = decode_robotstxt(body[:16384], encoding)[:8192]
+    else:
+        # decode_robotstxt keeps bytes that are not UTF-8 (as %XX, for the rules), so
+        # its text has no U+FFFD to count: read the bytes as received.
+        sample = body[:8192].decode("utf-8", "replace")
     if "\x00" in sample:
         return True
-    # U+FFFD is what undecodable bytes become; text has few, binary data many.
+    # Undecodable bytes become U+FFFD here: text has few, binary data many.
     return bool(sample) and sample.count("\ufffd") > len(sample) // 10
 
 

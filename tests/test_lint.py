@@ -118,6 +118,16 @@ def test_binary_is_one_finding():
     assert [f.code for f in lint_robotstxt(bytes(range(256)) * 4)] == [BINARY]
 
 
+def test_binary_without_nul_bytes_is_one_finding():
+    # Decoding keeps bytes that are not UTF-8 as %XX (for the rules), so the test for
+    # binary data reads the bytes as received: random bytes with no NUL are still binary.
+    noise = bytes((i * 97 + 31) % 255 + 1 for i in range(3000))
+    assert b"\x00" not in noise
+    assert [f.code for f in lint_robotstxt(noise)] == [BINARY]
+    # A Latin-1 rule is not binary: one byte in a line of text.
+    assert BINARY not in [f.code for f in lint_robotstxt(b"User-agent: *\nDisallow: /caf\xe9\n")]
+
+
 def test_utf16_with_bom_is_text():
     assert lint_robotstxt("\ufeffUser-agent: *\nDisallow: /\n".encode("utf-16-le")) == []
 
