@@ -73,7 +73,9 @@ clean:
 	rm -rf $(VENV) docs/_build build *.egg-info
 
 # The main job: a real `scrapy crawl` of the example project against local demo sites.
+# DEMO_ARGS passes options to it, e.g. make demo DEMO_ARGS="-s ROBOTSTXT_USAGE=train-ai".
+DEMO_ARGS ?=
 demo: $(INSTALLED)
 	@$(PY) examples/demo_site.py & pid=$$!; \
 	trap "kill $$pid 2>/dev/null" EXIT; sleep 1; \
-	cd examples && PYTHONPATH=. ../$(VENV)/bin/scrapy crawl tour
+	cd examples && PYTHONPATH=. ../$(VENV)/bin/scrapy crawl tour $(DEMO_ARGS)

@@ -18,6 +18,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 PORT = 8731
 
 ROBOTS = "User-agent: *\nDisallow: /private/\nDisallow: /*.pdf$\nAllow: /private/press-kit\n"
+USAGE_ROBOTS = (
+    "User-agent: *\n"
+    "Content-Signal: search=yes\n"
+    "Content-Usage: train-ai=n\n"
+    "Content-Usage: /blog/ train-ai=y\n"
+    "Disallow: /private/\n"
+)
 SITES = {
     # host: (label, status, robots.txt body, extra headers)
     "127.0.0.10": ("normal", 200, ROBOTS, {}),
@@ -26,7 +33,12 @@ SITES = {
     "127.0.0.13": ("503 unavailable", 503, "<html>Maintenance</html>", {}),
     "127.0.0.14": ("redirect to the normal site", 301, "", {"Location": f"http://127.0.0.10:{PORT}/robots.txt"}),
     "127.0.0.15": ("Crawl-delay: 1", 200, "User-agent: *\nCrawl-delay: 1\nDisallow: /private/\n", {}),
+    # AI usage preferences (docs/usage.rst): they matter only to a crawl that declares
+    # a purpose, e.g. make demo DEMO_ARGS="-s ROBOTSTXT_USAGE=train-ai".
+    "127.0.0.16": ("AI usage preferences", 200, USAGE_ROBOTS, {}),
 }
+# Response headers of some pages: /blog/2 says more than its robots.txt line.
+PAGE_HEADERS = {("127.0.0.16", "/blog/2"): {"Content-Usage": "train-ai=n"}}
 # Arrival time of every page request, per site, for the demo's "smallest gap" column.
 ARRIVALS: dict[str, list[float]] = defaultdict(list)
 PAGES = ["/", "/about", "/private/secret", "/private/press-kit", "/report.pdf", "/blog/1", "/blog/2"]
@@ -43,7 +55,8 @@ class Handler(BaseHTTPRequestHandler):
         else:
             ARRIVALS[host].append(time.monotonic())
             links = "".join(f'<a href="{p}">{p}</a> ' for p in PAGES)
-            self._send(200, f"<html><body><h1>{label}{self.path}</h1>{links}</body></html>".encode(), "text/html")
+            page = f"<html><body><h1>{label}{self.path}</h1>{links}</body></html>".encode()
+            self._send(200, page, "text/html", PAGE_HEADERS.get((host, self.path)))
 
     def _send(self, status: int, body: bytes, ctype: str, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)

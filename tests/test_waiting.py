@@ -11,7 +11,7 @@ from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 
 from crawling import RecordingSpider, crawl, stat
-from servers import body, hang, reset, sequence
+from servers import body, drip, hang, reset, sequence
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
 
@@ -131,11 +131,15 @@ class SharedSlotSpider(RecordingSpider):
 @pytest_twisted.ensureDeferred
 async def test_a_shared_slot_keeps_the_largest_crawl_delay(serve):
     paced = serve(body("User-agent: *\nCrawl-delay: 0.5\n"))
-    free = serve(body(ROBOTS))
+    # The free site's robots.txt comes last (34 bytes, 0.01 s apart): its decision (no
+    # delay) is the one that reset the shared slot's floor. Decided first, its pages
+    # would rightly go at once, before the paced site's delay is known.
+    free = serve(drip(ROBOTS.encode(), 0.01))
     urls = [url for i in range(4) for url in (f"{paced.url}/a{i}", f"{free.url}/b{i}")]
     await crawl(urls, spider_cls=SharedSlotSpider, DOWNLOAD_DELAY_JITTER=0)
     times = sorted(hit.at for site in (paced, free) for hit in site.page_hits())
     gaps = [b - a for a, b in zip(times, times[1:])]
     assert len(times) == 8
+    assert min(hit.at for hit in paced.page_hits()) < min(hit.at for hit in free.page_hits())
     # The slot is one queue: every start, whichever site, is a delay after the last.
     assert min(gaps) >= 0.5 - 0.01, gaps

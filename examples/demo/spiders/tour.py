@@ -32,7 +32,12 @@ class TourSpider(Spider):
                 yield Request(f"http://{host}:{PORT}{path}", callback=self.parse, errback=self.denied)
 
     def parse(self, response):
-        self.outcomes[urlsplit(response.url).hostname].append((urlsplit(response.url).path, "fetched"))
+        outcome = "fetched"
+        header = (response.meta.get("robotstxt_usage") or {}).get("train-ai")
+        if header and header.get("source") == "header" and header["decision"] == "deny":
+            outcome += f", its items dropped (header {header['text']})"
+        self.outcomes[urlsplit(response.url).hostname].append((urlsplit(response.url).path, outcome))
+        yield {"url": response.url}
 
     def denied(self, failure):
         reason = str(failure.value) if failure.check(IgnoreRequest) else f"error: {failure.value!r}"
@@ -59,7 +64,7 @@ class TourSpider(Spider):
         print("\n=== scrapy-robots demo: what happened on each site ===")
         for host, (label, *_rest) in SITES.items():
             rows = self.outcomes.get(host, [])
-            fetched = sum(1 for _, r in rows if r == "fetched")
+            fetched = sum(1 for _, r in rows if r.startswith("fetched"))
             print(f"\n{host}  ({label}): {fetched} fetched, {len(rows) - fetched} denied")
             for path, outcome in sorted(rows):
                 print(f"    {path:22} {outcome}")
