@@ -27,7 +27,7 @@ from scrapy_robots.fetch import FetchResult, RobotsFetcher, site_of
 from scrapy_robots.parsers import RobotParser, as_robot_parser
 from scrapy_robots.policy import Action
 from scrapy_robots.slots import SlotPacer
-from scrapy_robots.usage import UsageConfig, check_request, site_preferences
+from scrapy_robots.usage import DENIED_REASON as USAGE_DENIED, UsageConfig, check_request, site_preferences
 from scrapy_robots.waiting import CrawlClosing, WaitingRoom, discard
 
 if TYPE_CHECKING:
@@ -281,7 +281,7 @@ class RobotsTxtMiddleware:
         denied = check_request(self.usage, entry.usage, request.url, agent, request.meta)
         if denied is None:
             return ALLOWED
-        return Verdict(False, f"{FORBIDDEN} usage preference: {denied.reason}", f"robotstxt/usage/denied/{denied.purpose}")
+        return Verdict(False, f"{USAGE_DENIED}: {denied.reason}", f"robotstxt/usage/denied/{denied.purpose}")
 
     def user_agent(self, request: Request) -> str | bytes:
         return self.config.user_agent or request.headers.get(b"User-Agent") or self.config.default_user_agent

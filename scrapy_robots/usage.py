@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING, Any, Final
 from scrapy_robots.rfc9309 import RobotsTxt
 from scrapy_robots.rfc9309._url import normalize_url_path, path_of
 
+#: The start of an IgnoreRequest message for a request denied for a declared purpose.
+DENIED_REASON: Final = "Forbidden by robots.txt usage preference"
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 

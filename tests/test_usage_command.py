@@ -33,6 +33,25 @@ def test_usage_answers_for_the_purpose_quoting_the_line(tmp_path):
     assert "https://example.com/page: denied" in out.stdout, out.stdout + out.stderr
     assert "line 3 (Content-Usage: train-ai=n) denies train-ai" in out.stdout
     assert "https://example.com/open/a: allowed" in out.stdout
+    # An allowed URL quotes its deciding line too: the longer /open/ scope.
+    assert "train-ai: allowed by line 4 (Content-Usage: /open/ train-ai=y)" in out.stdout
+
+
+def test_usage_report_row_for_every_purpose(tmp_path):
+    out = _robots(tmp_path, "--user-agent", "FooBot", "--usage", "train-ai,search", "https://example.com/page")
+    lines = out.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("usage"))
+    assert lines[at].split(None, 1)[1] == "train-ai: denied by line 3 (Content-Usage: train-ai=n)", out.stdout
+    assert lines[at + 1].strip() == "search: allowed, not stated (unstated means allowed)", out.stdout
+
+
+def test_brief_names_the_preference_that_denied(tmp_path):
+    out = _robots(tmp_path, "--user-agent", "FooBot", "--usage", "train-ai", "--brief", "https://example.com/page",
+                  "https://example.com/private/x")  # fmt: skip
+    assert out.stdout.splitlines() == [
+        "denied   https://example.com/page  (line 3 (Content-Usage: train-ai=n) denies train-ai)",
+        "denied   https://example.com/private/x  (line 5: Disallow: /private)",
+    ], out.stdout + out.stderr
 
 
 def test_usage_json_carries_every_purpose(tmp_path):

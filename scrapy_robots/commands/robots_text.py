@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from scrapy_robots.lint import Finding
+from scrapy_robots.usage import DENIED_REASON as USAGE_REASON
 
 #: A parser's answer for a directive its library cannot read.
 UNSUPPORTED = "unsupported"
@@ -89,6 +90,8 @@ def format_report(
             row("rule", decision["explanation"])
     elif robots["policy"] == "parse":
         row("rule", f"{result['parser']} cannot say which line decided (--parser rfc9309 can)")
+    for purpose, preference in (result.get("usage") or {}).items():
+        row("usage" if purpose == next(iter(result["usage"])) else "", f"{purpose}: {_usage_text(preference)}")
     row("robots.txt", _source(robots, local_file))
     policy = _POLICY.get(robots["policy"], robots["policy"])
     if robots["policy"] == "parse":
@@ -107,6 +110,15 @@ def format_report(
     elif robots["policy"] == "parse":
         row("sitemaps", "none")
     return "\n".join(lines)
+
+
+def _usage_text(preference: dict[str, Any]) -> str:
+    """A purpose's preference (``--usage``): the decision and the line that stated it."""
+    decision = "denied" if preference["decision"] == "deny" else "allowed"
+    if not preference["stated"]:
+        return f"{decision}, not stated (unstated means allowed)"
+    where = f"line {preference['line']}" if preference["line"] is not None else preference["source"]
+    return f"{decision} by {where} ({preference['text']})"
 
 
 def _source(robots: dict[str, Any], local_file: str | None) -> str:
@@ -154,6 +166,9 @@ def format_brief(result: dict[str, Any], paint: Paint = PLAIN, agent_width: int 
 def _why(result: dict[str, Any]) -> str:
     if result.get("error"):
         return str(result["error"])
+    if not result["allowed"] and str(result["reason"]).startswith(USAGE_REASON):
+        # Allowed by the rules, denied for a declared purpose (--usage): that line decided.
+        return str(result["reason"])[len(USAGE_REASON):].strip(" :")
     robots = result["robots_txt"]
     policy = robots["policy"]
     if policy != "parse":
