@@ -56,10 +56,11 @@ class UsageMiddleware:
         values = response.headers.getlist(b"Content-Usage")
         header = b", ".join(values).decode("latin-1") if values else None
         tags = meta.setdefault(META_KEY, {})
+        malformed = False
         for purpose in self.config.purposes:
             found = header_preference(header, purpose)
             if found is None:
-                self._malformed(response, header)
+                malformed = True  # counted and logged once per response, not per purpose
                 found = Preference(purpose, "allow", False, source="header")
             known = tags.get(purpose)
             robots = Preference(purpose, **known) if known else Preference(purpose, "allow", False)
@@ -69,6 +70,8 @@ class UsageMiddleware:
                 self.stats.inc_value(f"robotstxt/usage/header/denied/{purpose}")
                 if self.config.mode == "deny" and _DROP not in meta:
                     meta[_DROP] = purpose
+        if malformed:
+            self._malformed(response, header)
 
     def _malformed(self, response: Response, header: str | None) -> None:
         self.stats.inc_value("robotstxt/usage/header/malformed")

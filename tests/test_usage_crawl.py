@@ -144,7 +144,8 @@ async def test_header_in_tag_mode_keeps_the_items(serve):
 async def test_malformed_header_warns_once_per_site(serve, caplog):
     bad = body("<html></html>", headers={"Content-Usage": "train-ai=n,,"})
     site = serve(body(LENIENT), routes={"/m1": bad, "/m2": bad})
-    crawler = await usage_crawl([f"{site.url}/m1", f"{site.url}/m2"], ROBOTSTXT_USAGE=["train-ai"])
+    # Two purposes: still one count per response.
+    crawler = await usage_crawl([f"{site.url}/m1", f"{site.url}/m2"], ROBOTSTXT_USAGE=["train-ai", "search"])
     assert stat(crawler, "item_scraped_count") == 2
     assert stat(crawler, "robotstxt/usage/header/malformed") == 2
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "Content-Usage" in r.getMessage()]
