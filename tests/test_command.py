@@ -363,6 +363,8 @@ def test_json_lines_one_object_per_url(site, robots):
         (["-s", "ROBOTSTXT_CRAWL_DELAY=maybe", "https://example.com/"], "ROBOTSTXT_CRAWL_DELAY must be True or False"),
         (["-s", "ROBOTSTXT_MAXSIZE=1.5", "https://example.com/"], "ROBOTSTXT_MAXSIZE must be a whole number, not '1.5'"),
         (["-s", "ROBOTSTXT_REDIS_URL=localhost:6379", "https://example.com/"], "ROBOTSTXT_REDIS_URL = 'localhost:6379'"),
+        (["-s", "ROBOTSTXT_EXCLUDED_DOMAINS=https://example.com/x", "https://example.com/"],
+         "ROBOTSTXT_EXCLUDED_DOMAINS: 'https://example.com/x' is not a domain name (did you mean 'example.com'?"),
         ([], "nothing to check"),
     ],
 )

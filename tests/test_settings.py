@@ -191,7 +191,7 @@ def test_status_policy_as_json_as_scrapy_reads_dict_settings():
     assert policy.action_for_status(403) is Action.ALLOW  # the rfc9309 preset
 
 
-PARSER_SPIDER = """
+BAD_CLASS_SPIDER = """
 import scrapy
 
 class S(scrapy.Spider):
@@ -200,23 +200,28 @@ class S(scrapy.Spider):
     custom_settings = {
         "ROBOTSTXT_OBEY": True,
         "ADDONS": {"scrapy_robots.Addon": 0},
-        "ROBOTSTXT_PARSER": "urllib.robotparser.RobotFileParser",
+        "%s": "%s",
     }
 """
 
 
-def test_a_crawl_with_a_parser_that_cannot_answer_does_not_start(tmp_path):
+@pytest.mark.parametrize(("setting", "value", "message"), [
+    ("ROBOTSTXT_PARSER", "urllib.robotparser.RobotFileParser",
+     "ROBOTSTXT_PARSER = urllib.robotparser.RobotFileParser has no allowed(url, user_agent) method"),
+    ("ROBOTSTXT_CACHE_STORAGE", "builtins.dict", "ROBOTSTXT_CACHE_STORAGE = builtins.dict has no async load() method"),
+])  # fmt: skip
+def test_a_crawl_with_a_class_that_cannot_work_does_not_start(tmp_path, setting, value, message):
     # It used to "finish" with exit status 0, every request failed with an error.
     import os
     import subprocess
     import sys
 
-    (tmp_path / "spider.py").write_text(PARSER_SPIDER)
+    (tmp_path / "spider.py").write_text(BAD_CLASS_SPIDER % (setting, value))
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
     out = subprocess.run(
         [sys.executable, "-m", "scrapy", "runspider", "spider.py"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
     )
     assert out.returncode != 0
-    assert "ROBOTSTXT_PARSER = urllib.robotparser.RobotFileParser has no allowed(url, user_agent) method" in out.stderr
+    assert message in out.stderr, out.stderr[-2000:]
     assert "Spider opened" not in out.stderr
