@@ -30,10 +30,10 @@ The sites are one loopback process (bench/_broad_site.py): an HTTP forward proxy
 is ``s{i:05d}.example``; 1 in 10 answers 404 for robots.txt, 2 in 10 a short robots.txt
 that disallows /private, 7 in 10 a file of the robots.txt corpus (cycled, Crawl-delay
 and Request-rate lines stripped: a delay would make the wall time the sites' delays).
-Every page request carries ``meta["proxy"]``; the robots.txt requests the middlewares
-issue carry no meta, so the crawl also gets ``http_proxy`` in its environment, which
-Scrapy's HttpProxyMiddleware reads at start (without it, both middlewares' robots.txt
-requests go straight to the site, fail DNS, and the table says so). The proxy counts
+Every page request carries ``meta["proxy"]``; ours copies it to its robots.txt
+request, Scrapy's stock middleware does not, so the crawl also gets ``http_proxy`` in
+its environment, which Scrapy's HttpProxyMiddleware reads at start (without it, stock's
+robots.txt requests go straight to the site, fail DNS, and the table says so). The proxy counts
 robots.txt requests (per site) and pages; the table's robots.txt fetches are the proxy's
 count, checked against the crawl's own ``robotstxt/request_count``.
 

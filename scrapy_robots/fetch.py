@@ -49,6 +49,13 @@ class FetchResult:
     started: float = 0.0  #: time.monotonic() when the download was asked for
 
 
+#: Meta keys the robots.txt request copies from the request that needs it: a site that
+#: the crawl reaches through a proxy (``meta["proxy"]``, set by the spider) or from a
+#: given local address (``meta["bindaddress"]``) has its robots.txt fetched the same way.
+#: Scrapy's stock middleware copies nothing: its robots.txt request goes direct.
+COPIED_META = ("proxy", "bindaddress")
+
+
 class RobotsFetcher:
     DOWNLOAD_PRIORITY = 1000
 
@@ -59,7 +66,10 @@ class RobotsFetcher:
         crawler.signals.connect(self._headers_received, signal=signals.headers_received)
         crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
 
-    def request_for(self, site: str) -> Request:
+    def request_for(self, site: str, via: Request | None = None) -> Request:
+        """The robots.txt request of ``site``; ``via`` is the request that needs it,
+        whose ``meta["proxy"]`` the robots.txt request takes (see COPIED_META)."""
+        copied = {key: via.meta[key] for key in COPIED_META if key in via.meta} if via is not None else {}
         return Request(
             robots_url(site),
             priority=self.DOWNLOAD_PRIORITY,
@@ -75,11 +85,12 @@ class RobotsFetcher:
                 "download_timeout": self.timeout,
                 "download_maxsize": self.maxsize * DECOMPRESSED_FACTOR,
                 FETCH_META: True,
+                **copied,
             },
         )
 
-    async def fetch(self, site: str) -> FetchResult:
-        request = self.request_for(site)
+    async def fetch(self, site: str, via: Request | None = None) -> FetchResult:
+        request = self.request_for(site, via)
         started = time.monotonic()
         try:
             response = await self._download(request)

@@ -398,7 +398,7 @@ class RobotsTxtMiddleware:
         if previous is not None and previous.action is Action.UNREACHABLE:
             self.stats.inc_value("robotstxt/retry")
         self.stats.inc_value("robotstxt/request_count")
-        result = await self.fetcher.fetch(site)
+        result = await self.fetcher.fetch(site, via=request)
         if self.room.closing:
             # The fetch was cut short by the close: its outcome says nothing of the site.
             raise CrawlClosing(site, "being fetched")

@@ -7,7 +7,9 @@ import time
 import pytest
 import pytest_twisted
 
-from crawling import crawl, robots_middleware, stat
+from scrapy import Request
+
+from crawling import RecordingSpider, crawl, robots_middleware, stat
 from servers import body, drip, gzip_bomb, hang, redirect
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
@@ -139,3 +141,42 @@ async def test_slow_site_does_not_stall_a_healthy_one(serve):
     assert len(healthy.page_hits()) == 30
     assert healthy_done - start < 3
     assert len(crawler.spider.ignored) == 20
+
+
+class ProxySpider(RecordingSpider):
+    """Every request goes through ``self.proxy`` (meta["proxy"], as a spider sets it)."""
+
+    proxy = ""
+
+    async def start(self):
+        for url in self.urls:
+            yield Request(url, callback=self.parse, errback=self.errback, dont_filter=True, meta={"proxy": self.proxy})
+
+
+def _forward_proxy(serve):
+    """A forward proxy on loopback that answers for the site itself: a request line
+    ``GET http://shop.invalid/path`` reaches it with the absolute URL as its path."""
+    return serve(body(ROBOTS), routes={"http://shop.invalid/robots.txt": body(ROBOTS)})
+
+
+@pytest.mark.parametrize("middlewares", [pytest.param(None, id="ours"), pytest.param(STOCK, id="stock")])
+@pytest_twisted.ensureDeferred
+async def test_robots_txt_goes_through_the_requests_proxy(serve, middlewares):
+    proxy = _forward_proxy(serve)
+    # A host only the proxy can reach: no DNS answer for .invalid (RFC 6761).
+    urls = ["http://shop.invalid/a", "http://shop.invalid/private/b"]
+    settings = {"DOWNLOADER_MIDDLEWARES": middlewares} if middlewares else {}
+    ProxySpider.proxy = proxy.url
+    crawler = await crawl(urls, spider_cls=ProxySpider, ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0, **settings)
+    asked = proxy.paths()
+    if middlewares is None:
+        # Ours fetches robots.txt the way the page goes: through the proxy, and obeys it.
+        assert asked.count("http://shop.invalid/robots.txt") == 1, asked
+        assert crawler.spider.downloaded == ["http://shop.invalid/a"]
+        assert "http://shop.invalid/private/b" in crawler.spider.ignored
+        assert "http://shop.invalid/private/b" not in asked
+    else:
+        # Scrapy's stock middleware fetches it direct: DNS fails, the site is allowed,
+        # and the disallowed page is fetched through the proxy (a documented difference).
+        assert "http://shop.invalid/robots.txt" not in asked
+        assert "http://shop.invalid/private/b" in asked
