@@ -1,0 +1,122 @@
+"""A new user's path: a normal (non-editable) ``pip install`` of the package into a fresh
+virtualenv, ``scrapy startproject``, the README's settings, then ``scrapy robots`` and
+``scrapy crawl`` against a local site. Nothing of the checkout is on the path: a file
+missing from the wheel, or an entry point that only works in an editable install, fails
+here. Dependencies come from the package index (pip's cache after the first run)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ROBOTS = b"User-agent: *\nDisallow: /private\nCrawl-delay: 0.2\n"
+SPIDER = '''
+import scrapy
+
+
+class Visit(scrapy.Spider):
+    name = "visit"
+
+    def __init__(self, site="", **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [f"{site}/page", f"{site}/private/x"]
+
+    def parse(self, response):
+        yield {"url": response.url}
+'''
+
+
+class _Site(BaseHTTPRequestHandler):
+    paths: list[str] = []
+
+    def do_GET(self) -> None:
+        self.paths.append(self.path)
+        body = ROBOTS if self.path == "/robots.txt" else b"<html>page</html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain" if self.path == "/robots.txt" else "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def _run(args: list[str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    # The fresh virtualenv alone: no PYTHONPATH, no project of the checkout, no proxy.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCRAPY_", "PYTHON")) and "proxy" not in k.lower()}
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    """A virtualenv with scrapy-robots installed from the checkout, not editable."""
+    where = tmp_path_factory.mktemp("fresh")
+    # From a copy of the sources: pip builds in the tree, and a stale build/ of the
+    # checkout could hand the wheel a module that no longer exists.
+    source = where / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "build", "dist", "_build", "*.egg-info", "__pycache__", ".mypy_cache", ".hypothesis"))  # fmt: skip
+    venv = where / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    pip = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(source)],
+               cwd=where, timeout=900)  # fmt: skip
+    assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
+    return venv
+
+
+def test_the_installed_package_is_not_the_checkout(fresh):
+    out = _run([str(fresh / "bin" / "python"), "-c", "import scrapy_robots; print(scrapy_robots.__file__)"], cwd=fresh)
+    assert out.returncode == 0, out.stderr
+    assert str(fresh) in out.stdout and str(ROOT) not in out.stdout, out.stdout
+
+
+def test_startproject_the_readmes_settings_then_robots_and_crawl(fresh, tmp_path):
+    scrapy = str(fresh / "bin" / "scrapy")
+    made = _run([scrapy, "startproject", "shop"], cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    project = tmp_path / "shop"
+    settings = project / "shop" / "settings.py"
+    # The README's two lines; startproject's template already says ROBOTSTXT_OBEY = True.
+    settings.write_text(
+        settings.read_text()
+        + '\nROBOTSTXT_OBEY = True\nADDONS = {"scrapy_robots.Addon": 0}\nTELNETCONSOLE_ENABLED = False\n'
+    )
+    (project / "shop" / "spiders" / "visit.py").write_text(SPIDER)
+
+    _Site.paths = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    site = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        answer = _run([scrapy, "robots", "--brief", f"{site}/page", f"{site}/private/x"], cwd=project)
+        assert answer.returncode == 1, answer.stdout + answer.stderr  # 1: a URL is denied
+        assert answer.stdout.splitlines() == [
+            f"allowed  {site}/page  (no rule matches)",
+            f"denied   {site}/private/x  (line 2: Disallow: /private)",
+        ], answer.stdout + answer.stderr
+        # The command writes nothing into the project.
+        assert sorted(p.name for p in project.iterdir()) == ["scrapy.cfg", "shop"]
+
+        _Site.paths = []
+        crawl = _run([scrapy, "crawl", "visit", "-a", f"site={site}"], cwd=project)
+    finally:
+        server.shutdown()
+        server.server_close()
+    log = crawl.stderr
+    assert crawl.returncode == 0, log[-3000:]
+    assert "] ERROR:" not in log and "Traceback" not in log, log[-3000:]
+    assert "scrapy_robots.middleware.RobotsTxtMiddleware" in log, log[-3000:]  # ours, from the add-on
+    assert _Site.paths.count("/robots.txt") == 1 and "/page" in _Site.paths, _Site.paths
+    assert "/private/x" not in _Site.paths
+    assert re.search(r"'robotstxt/forbidden': 1\b", log), log[-3000:]
+    assert re.search(r"'item_scraped_count': 1\b", log), log[-3000:]
