@@ -111,13 +111,17 @@ class RobotsTxtMiddleware:
         # coroutine awaited costs a microsecond or so. Excluded sites are never cached.
         site = self._site(request)
         entry = self.cache.get(site)
+        hot = entry is not None
+        if not hot and self.shared_pacer is None:
+            entry = self._restore_now(site)  # back from the storage (robotstxt/cache/restored)
         if (
             entry is not None
             and entry.expires_at > time.time()
             and entry.action is not Action.UNREACHABLE
             and self.shared_pacer is None
         ):
-            self.hits += 1
+            if hot:
+                self.hits += 1
             verdict = self.verdict(entry, request)
             if not verdict.allowed:
                 self._deny(verdict, request)
@@ -365,6 +369,30 @@ class RobotsTxtMiddleware:
             # Another crawler of the fleet fetched it: parse its body ourselves.
             entry = self._hydrate(entry) or entry
         entry.body = None  # the storage keeps it; the hot tier keeps the parser
+        self.cache.put(entry)
+        return entry
+
+    def _restore_now(self, site: str) -> RobotsEntry | None:
+        """A site that left the hot tier, from a storage that can answer at once
+        (``load_now``: memory, SQLite, the fleet's local tier), parsed again here: the
+        request neither waits nor leaves its download place. None: the slow path decides
+        (nothing stored, expired, unreachable, excluded, or a storage that must wait)."""
+        try:
+            stored = self.storage.load_now(site)
+        except Exception:
+            logger.exception("%(storage)s failed to load %(site)s", {"storage": type(self.storage).__name__, "site": site},
+                             extra={"spider": self.crawler.spider})  # fmt: skip
+            self.stats.inc_value("robotstxt/cache/storage_errors")
+            return None
+        if stored is None or stored.action is Action.UNREACHABLE or not stored.fresh(time.time()):
+            return None
+        if self._excluded(site):  # stored by an earlier crawl of the job, excluded since
+            return None
+        entry = self._hydrate(stored)
+        if entry is None:
+            return None
+        self.stats.inc_value("robotstxt/cache/restored")
+        entry.body = None
         self.cache.put(entry)
         return entry
 

@@ -59,7 +59,12 @@ async def test_more_sites_than_the_parsed_tier_holds_are_fetched_once(serve):
     assert len(crawler.spider.downloaded) == 18
     assert set(crawler.spider.ignored) == {f"{site.url}/private" for site in sites}
     # Sites that left the parsed tier came back from the storage, parsed again.
-    assert stat(crawler, "robotstxt/cache/restored") > 0
+    restored = stat(crawler, "robotstxt/cache/restored")
+    assert restored > 0
+    # ... at once, in the request's own process_request: only the requests that met a
+    # robots.txt in flight waited (each site's first, and any that came meanwhile).
+    assert stat(crawler, "robotstxt/deferred") <= 24 - restored - stat(crawler, "robotstxt/cache/hit")
+    assert stat(crawler, "robotstxt/deferred") >= 6
 
 
 @pytest_twisted.ensureDeferred

@@ -4,6 +4,7 @@ corruption; the memory one: its bound)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sqlite3
@@ -18,6 +19,7 @@ from typing import Any, TypeVar
 import pytest
 import pytest_twisted
 from scrapy import signals
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry, RobotsStorage
@@ -34,12 +36,39 @@ def sqlite_storage(request: pytest.FixtureRequest, tmp_path: Path) -> RobotsStor
     return SqliteRobotsStorage(tmp_path / "robotstxt.sqlite3")
 
 
+def redis_storage(request: pytest.FixtureRequest, tmp_path: Path) -> RobotsStorage:
+    """The fleet's storage on the session's real redis-server (emptied per test). Every
+    load goes to Redis: the site is dropped from the local tier first."""
+    from scrapy_robots.fleet.link import RedisLink
+    from scrapy_robots.fleet.storage import RedisRobotsStorage
+
+    def on_the_loop(coro: Coroutine[Any, Any, T]) -> Any:
+        # The tests' coroutines are driven by Twisted; the Redis client needs the asyncio
+        # loop, where Scrapy runs the middleware's. A call made on the loop (save, from
+        # fetch_once) stays there.
+        return coro if asyncio.current_task() is not None else deferred_from_coro(coro)
+
+    class ThroughRedis(RedisRobotsStorage):
+        async def load(self, site: str) -> RobotsEntry | None:
+            self.local._packed.pop(site, None)  # as another crawler of the fleet would
+            return await on_the_loop(super().load(site))
+
+        async def save(self, entry: RobotsEntry) -> None:
+            await on_the_loop(super().save(entry))
+
+        async def fetch_once(self, site: str, fetch: Any) -> RobotsEntry:
+            return await on_the_loop(super().fetch_once(site, fetch))
+
+    server = request.getfixturevalue("redis")
+    return ThroughRedis(RedisLink(server.url, 5.0), "scrapy-robots-test")
+
+
 #: name -> factory(request, tmp_path): a storage, empty. Another storage joins the whole
 #: suite with one line here (a factory may ask for fixtures: request.getfixturevalue("redis")).
 STORAGES: dict[str, Callable[[pytest.FixtureRequest, Path], RobotsStorage]] = {
     "memory": memory_storage,
     "sqlite": sqlite_storage,
-    # "redis": redis_storage,  # the Redis fleet storage (scrapy_robots.fleet) goes here
+    "redis": redis_storage,
 }
 
 
@@ -47,7 +76,8 @@ STORAGES: dict[str, Callable[[pytest.FixtureRequest, Path], RobotsStorage]] = {
 async def storage(request, tmp_path):
     store = STORAGES[request.param](request, tmp_path)
     yield store
-    await store.close()
+    # As Scrapy calls it (spider_closed): on the asyncio loop, which the Redis client needs.
+    await deferred_from_coro(store.close())
 
 
 NOW = time.time()
@@ -136,6 +166,18 @@ async def test_save_overwrites(storage):
     await storage.save(newer)
     assert_same(await storage.load(newer.site), newer)
     assert len(storage) == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_load_now_answers_as_load_or_not_at_all(storage):
+    saved = entry("https://now.example:443", expires_at=NOW + 3600)
+    await storage.save(saved)
+    now = storage.load_now("https://now.example:443")
+    # Memory, SQLite and the fleet's local tier answer at once; a storage that must
+    # wait says None, and the middleware awaits load().
+    assert now is not None, type(storage).__name__
+    assert_same(now, saved)
+    assert storage.load_now("https://unknown.example:443") is None
 
 
 @pytest_twisted.ensureDeferred

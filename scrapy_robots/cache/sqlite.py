@@ -99,6 +99,11 @@ class SqliteRobotsStorage(RobotsStorage):
     # -- the interface -------------------------------------------------------------------
 
     async def load(self, site: str) -> RobotsEntry | None:
+        return self.load_now(site)
+
+    def load_now(self, site: str) -> RobotsEntry | None:
+        # SQLite answers from its page cache or the disk in the reactor's thread, as
+        # load() always did: a read costs tens of microseconds.
         row = self._run(lambda db: db.execute("SELECT record, body FROM robots WHERE site = ?", (site,)).fetchone())
         if row is None:
             return None

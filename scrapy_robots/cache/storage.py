@@ -48,6 +48,13 @@ class RobotsStorage:
         """Keep ``entry`` (its fields and ``body``; ``parser`` and ``delay`` are not kept)."""
         raise NotImplementedError
 
+    def load_now(self, site: str) -> RobotsEntry | None:
+        """Optional: the site's entry when it can be read at once, without waiting (an
+        entry held in memory), as ``load`` would return it; None otherwise, and the
+        middleware awaits ``load``. A site that left the hot tier then comes back inside
+        the request's own ``process_request``, with no wait."""
+        return None
+
     async def fetch_once(self, site: str, fetch: Callable[[], Awaitable[RobotsEntry]]) -> RobotsEntry:
         """Run ``fetch`` (download and decide) and save its entry. A shared storage runs
         it unless another crawler does, and returns that crawler's entry (no parser) instead."""
@@ -98,6 +105,9 @@ class MemoryRobotsStorage(RobotsStorage):
                 self.on_evict(site)
 
     async def load(self, site: str) -> RobotsEntry | None:
+        return self.get(site)
+
+    def load_now(self, site: str) -> RobotsEntry | None:
         return self.get(site)
 
     async def save(self, entry: RobotsEntry) -> None:

@@ -100,6 +100,11 @@ class RedisRobotsStorage(RobotsStorage):
 
     # -- reading ------------------------------------------------------------------
 
+    def load_now(self, site: str) -> RobotsEntry | None:
+        """The local tier's fresh entry; the fleet's needs a round trip (``load``)."""
+        local = self.local.get(site)
+        return local if local is not None and local.fresh(time.time()) else None
+
     async def load(self, site: str) -> RobotsEntry | None:
         local = self.local.get(site)
         if local is not None and local.fresh(time.time()):
