@@ -351,13 +351,8 @@ class RobotsTxtMiddleware:
         """The site's entry from the storage (parsed again), or fetched and decided:
         never fetched twice within its lifetime, whichever tier it was in."""
         stored = await self._load(site)
-        if stored is not None and stored.fresh(time.time()):
-            entry = self._hydrate(stored)
-            if entry is not None:
-                self.stats.inc_value("robotstxt/cache/restored")
-                entry.body = None
-                self.cache.put(entry)
-                return entry
+        if stored is not None and (entry := self._restore(stored)) is not None:
+            return entry
         # An expired entry carries the failure count and the last good rules.
         self.stats.inc_value("robotstxt/cache/expired" if previous or stored else "robotstxt/cache/miss")
         if previous is None and stored is not None:
@@ -380,13 +375,17 @@ class RobotsTxtMiddleware:
         try:
             stored = self.storage.load_now(site)
         except Exception:
-            logger.exception("%(storage)s failed to load %(site)s", {"storage": type(self.storage).__name__, "site": site},
-                             extra={"spider": self.crawler.spider})  # fmt: skip
-            self.stats.inc_value("robotstxt/cache/storage_errors")
+            self._storage_failed(site)
             return None
-        if stored is None or stored.action is Action.UNREACHABLE or not stored.fresh(time.time()):
+        if stored is None or stored.action is Action.UNREACHABLE:
             return None
         if self._excluded(site):  # stored by an earlier crawl of the job, excluded since
+            return None
+        return self._restore(stored)
+
+    def _restore(self, stored: RobotsEntry) -> RobotsEntry | None:
+        """A fresh stored entry, parsed again into the hot tier; None if it cannot be."""
+        if not stored.fresh(time.time()):
             return None
         entry = self._hydrate(stored)
         if entry is None:
@@ -396,14 +395,17 @@ class RobotsTxtMiddleware:
         self.cache.put(entry)
         return entry
 
+    def _storage_failed(self, site: str) -> None:
+        # A storage's own failures are its to absorb (see RobotsStorage): this is a bug.
+        logger.exception("%(storage)s failed to load %(site)s", {"storage": type(self.storage).__name__, "site": site},
+                         extra={"spider": self.crawler.spider})  # fmt: skip
+        self.stats.inc_value("robotstxt/cache/storage_errors")
+
     async def _load(self, site: str) -> RobotsEntry | None:
         try:
             return await self.storage.load(site)
         except Exception:
-            # A storage's own failures are its to absorb (see RobotsStorage): this is a bug.
-            logger.exception("%(storage)s failed to load %(site)s", {"storage": type(self.storage).__name__, "site": site},
-                             extra={"spider": self.crawler.spider})  # fmt: skip
-            self.stats.inc_value("robotstxt/cache/storage_errors")
+            self._storage_failed(site)
             return None
 
     def _hydrate(self, entry: RobotsEntry) -> RobotsEntry | None:
