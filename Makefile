@@ -8,7 +8,7 @@ REPPY := $(VENV)/.reppy
 REPPY_VERSION := 0.4.14
 SCRAPY_TESTS := $(VENV)/scrapy-tests
 
-.PHONY: install reppy scrapy-tests redis-server docs test typecheck bench clean demo
+.PHONY: install reppy scrapy-tests redis-server docs lint format test typecheck bench clean demo
 
 install: $(INSTALLED)
 
@@ -57,6 +57,15 @@ redis-server:
 
 docs: $(INSTALLED)
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+
+# ruff.toml holds the rules and the line length; `make format` applies the formatter.
+lint: $(INSTALLED)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(INSTALLED)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
 
 test: $(INSTALLED) $(REPPY) $(SCRAPY_TESTS) redis-server docs
 	$(PY) -m pytest -q

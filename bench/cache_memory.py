@@ -26,7 +26,7 @@ that 100,000 sites are 100,000 distinct entries.
   ``--fills`` fills from the corpus in a shuffled order, each fill with other files
   (the tier stays at its bound; a few large files make the spread between fills).
 - ``hot-tier miss``: what a site that left the hot tier costs when it comes back, as
-  RobotsTxtMiddleware._refresh / _hydrate do it: ``unpack`` the stored bytes, build the
+  SiteBook._restore and RobotsReader.ready do it: ``unpack`` the stored bytes, build the
   parser and read the delay; then the first ``allowed()`` (the lazy compile a hot entry
   has behind it). Next to a fresh ``pack`` (a storage put after a fetch). Each file is
   timed ``--repeats`` times, in passes over the whole corpus (so that a shared machine's
@@ -107,7 +107,7 @@ def site_key(corpus: list[Robots], index: int) -> tuple[str, Robots]:
 
 
 def stored_entry(site: str, robots: Robots, now: float) -> RobotsEntry:
-    """What RobotsTxtMiddleware._decide saves for a 200 (default settings): the data and
+    """What a fetch saves for a 200 (decision.decide) (default settings): the data and
     the body; the parser is never stored."""
     return RobotsEntry(site=site, action=Action.PARSE, status=200, url=robots_url(site), fetched_at=now,
                        expires_at=now + CONFIG.cache_ttl, size=len(robots.body), truncated=robots.truncated,
@@ -115,7 +115,7 @@ def stored_entry(site: str, robots: Robots, now: float) -> RobotsEntry:
 
 
 def hydrate(entry: RobotsEntry, parser_class: type[RobotParser]) -> RobotsEntry:
-    """What RobotsTxtMiddleware._hydrate rebuilds: the parser and the delay."""
+    """What RobotsReader.ready rebuilds: the parser and the delay."""
     assert entry.body is not None
     entry.parser = as_robot_parser(parser_class(entry.body, user_agent=USER_AGENT), USER_AGENT)
     entry.delay = read_site_delay(entry.parser, USER_AGENT, CONFIG.max_crawl_delay, CONFIG.crawl_delay_exceeded)
@@ -385,7 +385,7 @@ def main() -> None:
             [f"{name}: miss + 1st check", *_micros(with_check)],
         ]
     print(f"A hot-tier miss: a site that left the hot tier comes back, parsed again from its stored bytes "
-          f"(_refresh / _hydrate), per file\n(its median of {args.repeats} passes), over {len(sample):,} corpus "
+          f"(SiteBook._restore), per file\n(its median of {args.repeats} passes), over {len(sample):,} corpus "
           f"files; the 1st check compiles the agent's rules (RFC9309Parser), as before the entry left")  # fmt: skip
     print_table(["what is timed", "median µs", "p99 µs", "mean µs"], rows)
 

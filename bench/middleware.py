@@ -238,6 +238,7 @@ def micro(count: int, repeats: int) -> list[list[str]]:
     from scrapy_robots.cache import RobotsEntry
     from scrapy_robots.fetch import site_of
     from scrapy_robots.policy import Action
+    from scrapy_robots.verdict import verdict
 
     base = f"http://127.0.0.{FIRST_HOST}:8000"
     # All allowed (a denial raises IgnoreRequest in both middlewares: another cost).
@@ -253,10 +254,12 @@ def micro(count: int, repeats: int) -> list[list[str]]:
         crawler = get_crawler(settings_dict={**BASE_SETTINGS, **({"ROBOTSTXT_PARSER": parser} if parser else {})})
         mw = RobotsTxtMiddleware(crawler)
         now = time.time()
-        # What _decide() stores after a 200: the parser as the middleware builds it.
-        entry = RobotsEntry(site=site_of(requests[0]), action=Action.PARSE, fetched_at=now, expires_at=now + 86400,
-                            status=200, size=len(body), parser=mw._build_parser(body, base + "/robots.txt"))  # fmt: skip
-        mw.cache.put(entry)
+        # What a fetch leaves in the hot tier after a 200: the entry made ready by the reader.
+        entry = RobotsEntry(
+            site=site_of(requests[0]), action=Action.PARSE, fetched_at=now, expires_at=now + 86400,
+            status=200, size=len(body), body=body, url=base + "/robots.txt",
+        )  # fmt: skip  (one field group per line, as a stored record reads)
+        mw.cache.put(mw.sites.reader.ready(entry))
         return mw
 
     def stock() -> Any:
@@ -284,9 +287,9 @@ def micro(count: int, repeats: int) -> list[list[str]]:
         site = site_of(requests[0])
 
         def run() -> None:
-            lookup, verdict = mw.cache.get, mw.verdict
+            lookup, config = mw.cache.get, mw.config
             for request in requests:
-                verdict(lookup(site), request)
+                verdict(lookup(site), request, config)
 
         return run
 

@@ -1,16 +1,25 @@
-"""Every ROBOTSTXT_* setting, read once into one typed object."""
+"""The ROBOTSTXT_* settings, read and checked once into typed objects.
+
+:class:`RobotsConfig` is what the middleware reads. The plug-ins read their own keys
+with the same readers (:func:`cache_size`, :func:`cache_path`, :meth:`FleetConfig.from_settings`),
+never the whole configuration. The classes that settings name are loaded here and
+checked beside their interfaces (``parsers.base``, ``cache.storage``), by whoever builds them.
+"""
 
 from __future__ import annotations
 
 import json
-import math
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from scrapy.utils.misc import load_object
 
+from scrapy_robots._settings import choice, domains, number, read_bool
 from scrapy_robots.policy import StatusPolicy
+from scrapy_robots.usage import UsageConfig
+from scrapy_robots.useragent import default_user_agent
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -40,22 +49,23 @@ class FleetConfig:
     def from_settings(cls, settings: BaseSettings, fetch_timeout: float) -> FleetConfig:
         # A fetch may follow redirects, each bounded by the fetch timeout; the lock
         # must outlive an honest fetch, and expire soon after a crawler dies.
-        lock_ttl = _number(settings, "ROBOTSTXT_FLEET_LOCK_TTL", 2 * fetch_timeout + 10, float, minimum=1)
+        lock_ttl = number(settings, "ROBOTSTXT_FLEET_LOCK_TTL", 2 * fetch_timeout + 10, float, minimum=1)
         return cls(
             redis_url=_redis_url(settings),
             prefix=settings.get("ROBOTSTXT_REDIS_KEY_PREFIX") or f"scrapy_robots:{settings.get('BOT_NAME') or 'scrapybot'}",
-            timeout=_number(settings, "ROBOTSTXT_REDIS_TIMEOUT", 0.5, float, minimum=0.01),
+            timeout=number(settings, "ROBOTSTXT_REDIS_TIMEOUT", 0.5, float, minimum=0.01),
             lock_ttl=lock_ttl,
-            lock_wait=_number(settings, "ROBOTSTXT_FLEET_LOCK_WAIT", lock_ttl, float, minimum=0),
+            lock_wait=number(settings, "ROBOTSTXT_FLEET_LOCK_WAIT", lock_ttl, float, minimum=0),
             pacing=read_bool(settings, "ROBOTSTXT_FLEET_PACING", True),
-            pacing_margin=_number(settings, "ROBOTSTXT_FLEET_PACING_MARGIN", 0.05, float, minimum=0),
+            pacing_margin=number(settings, "ROBOTSTXT_FLEET_PACING_MARGIN", 0.05, float, minimum=0),
         )
 
 
 @dataclass(frozen=True)
 class RobotsConfig:
-    parser_class: Any
-    user_agent: str | None
+    parser_class: type  #: a RobotParser, a Scrapy parser class, or the user's own
+    user_agent: str | None  #: ROBOTSTXT_USER_AGENT: obeyed whatever a request's User-Agent
+    #: the agent robots.txt is read as when a request names none (ROBOTSTXT_USER_AGENT, USER_AGENT, "*")
     default_user_agent: str
     maxsize: int
     timeout: float
@@ -68,43 +78,69 @@ class RobotsConfig:
     cache_size: int
     cache_parsed: int
     cache_path: str | None
-    storage_class: Any
+    storage_class: type
     excluded_domains: tuple[str, ...]
     max_waiting: int
+    #: parked requests go back to a scheduler that keeps its queue when the crawl closes
+    requeue_on_close: bool
     crawl_delay: bool
     max_crawl_delay: float
     crawl_delay_exceeded: str
     fleet: FleetConfig
+    usage: UsageConfig | None  #: ROBOTSTXT_USAGE: None, the default, when no purpose is declared
+
+    @property
+    def parser_name(self) -> str:
+        return getattr(self.parser_class, "__name__", str(self.parser_class))
+
+    def excludes(self, site: str) -> bool:
+        """Is ``site`` (``scheme://host:port``) under ROBOTSTXT_EXCLUDED_DOMAINS?"""
+        if not self.excluded_domains:
+            return False
+        host = site.split("://", 1)[1].rsplit(":", 1)[0]
+        return any(host == d or host.endswith("." + d) for d in self.excluded_domains)
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsConfig:
-        timeout = _number(settings, "ROBOTSTXT_TIMEOUT", min(settings.getfloat("DOWNLOAD_TIMEOUT", 180), 30.0), float)
+        timeout = fetch_timeout(settings)
         return cls(
             parser_class=_parser_class(settings),
             user_agent=settings.get("ROBOTSTXT_USER_AGENT") or None,
-            default_user_agent=settings.get("USER_AGENT") or "Scrapy",
-            maxsize=_number(settings, "ROBOTSTXT_MAXSIZE", 500 * 1024, int, minimum=1),
+            default_user_agent=default_user_agent(settings),
+            maxsize=number(settings, "ROBOTSTXT_MAXSIZE", 500 * 1024, int, minimum=1),
             timeout=timeout,
             status_policy=_status_policy(settings),
-            retry_delay=_number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_DELAY", 30.0, float, minimum=0),
-            retry_max_delay=_number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY", 3600.0, float, minimum=0),
-            retry_times=_number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_TIMES", 3, int, minimum=0),
-            allow_after=_number(settings, "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER", 30 * DAY, float, minimum=0),
-            cache_ttl=_number(settings, "ROBOTSTXT_CACHE_TTL", DAY, float, minimum=0),
-            cache_size=_number(settings, "ROBOTSTXT_CACHE_SIZE", 100_000, int, minimum=1),
-            cache_parsed=_number(settings, "ROBOTSTXT_CACHE_PARSED", 256, int, minimum=1),
-            cache_path=_cache_path(settings),
-            storage_class=_load(settings, "ROBOTSTXT_CACHE_STORAGE", _default_storage(settings)),
-            excluded_domains=_domains(settings, "ROBOTSTXT_EXCLUDED_DOMAINS"),
-            max_waiting=_number(settings, "ROBOTSTXT_MAX_WAITING", 10_000, int, minimum=0),
+            retry_delay=number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_DELAY", 30.0, float, minimum=0),
+            retry_max_delay=number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY", 3600.0, float, minimum=0),
+            retry_times=number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_TIMES", 3, int, minimum=0),
+            allow_after=number(settings, "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER", 30 * DAY, float, minimum=0),
+            cache_ttl=number(settings, "ROBOTSTXT_CACHE_TTL", DAY, float, minimum=0),
+            cache_size=cache_size(settings),
+            cache_parsed=number(settings, "ROBOTSTXT_CACHE_PARSED", 256, int, minimum=1),
+            cache_path=cache_path(settings),
+            storage_class=load_class(settings, "ROBOTSTXT_CACHE_STORAGE", _default_storage(settings)),
+            excluded_domains=domains(settings, "ROBOTSTXT_EXCLUDED_DOMAINS"),
+            max_waiting=number(settings, "ROBOTSTXT_MAX_WAITING", 10_000, int, minimum=0),
+            requeue_on_close=bool(settings.get("JOBDIR")) or settings.getbool("SCHEDULER_PERSIST"),
             crawl_delay=read_bool(settings, "ROBOTSTXT_CRAWL_DELAY", True),
-            max_crawl_delay=_number(settings, "ROBOTSTXT_MAX_CRAWL_DELAY", 60.0, float, minimum=0),
-            crawl_delay_exceeded=_choice(settings, "ROBOTSTXT_CRAWL_DELAY_EXCEEDED", ("clamp", "skip")),
+            max_crawl_delay=number(settings, "ROBOTSTXT_MAX_CRAWL_DELAY", 60.0, float, minimum=0),
+            crawl_delay_exceeded=choice(settings, "ROBOTSTXT_CRAWL_DELAY_EXCEEDED", ("clamp", "skip")),
             fleet=FleetConfig.from_settings(settings, timeout),
+            usage=UsageConfig.from_settings(settings),
         )
 
 
-def _parser_class(settings: BaseSettings) -> Any:
+def fetch_timeout(settings: BaseSettings) -> float:
+    """ROBOTSTXT_TIMEOUT: DOWNLOAD_TIMEOUT, at most 30 s, unless set."""
+    return number(settings, "ROBOTSTXT_TIMEOUT", min(settings.getfloat("DOWNLOAD_TIMEOUT", 180), 30.0), float)
+
+
+def cache_size(settings: BaseSettings) -> int:
+    """ROBOTSTXT_CACHE_SIZE: the sites a storage keeps."""
+    return int(number(settings, "ROBOTSTXT_CACHE_SIZE", 100_000, int, minimum=1))
+
+
+def _parser_class(settings: BaseSettings) -> type:
     # Scrapy always has a ROBOTSTXT_PARSER (Protego); only a value the project or the
     # spider set itself (priority above "default") overrides our own parser.
     value = settings.get("ROBOTSTXT_PARSER")
@@ -113,10 +149,8 @@ def _parser_class(settings: BaseSettings) -> Any:
     return _load_value("ROBOTSTXT_PARSER", value)
 
 
-def _cache_path(settings: BaseSettings) -> str | None:
+def cache_path(settings: BaseSettings) -> str | None:
     """Where the disk storage keeps its file: ROBOTSTXT_CACHE_PATH, else under JOBDIR."""
-    import os
-
     path = settings.get("ROBOTSTXT_CACHE_PATH")
     if path:
         return str(path)
@@ -127,10 +161,10 @@ def _cache_path(settings: BaseSettings) -> str | None:
 def _default_storage(settings: BaseSettings) -> str:
     # A crawl with a JOBDIR (or a path given) keeps robots.txt with the job: resumed,
     # it fetches nothing again. Otherwise nothing is written to disk.
-    return DISK_STORAGE if _cache_path(settings) else MEMORY_STORAGE
+    return DISK_STORAGE if cache_path(settings) else MEMORY_STORAGE
 
 
-def _load(settings: BaseSettings, name: str, default: str) -> Any:
+def load_class(settings: BaseSettings, name: str, default: str) -> type:
     return _load_value(name, settings.get(name) or default)
 
 
@@ -142,165 +176,17 @@ _EXAMPLES = {
 
 
 def _load_value(name: str, value: Any) -> Any:
-    """The class a setting names (an import path or the class), checked against the
-    interface the middleware calls, so that a class that builds but cannot answer fails
-    at start-up, not at every request."""
-    if isinstance(value, str):
-        try:
-            value = load_object(value)
-        except (ImportError, NameError, ValueError, AttributeError) as exc:
-            raise ValueError(
-                f"{name} = {value!r} cannot be loaded ({exc}). Set it to an import path such as "
-                f"{_EXAMPLES.get(name, repr(value))}, or install the package that provides it."
-            ) from exc
-    check = _INTERFACES.get(name)
-    if check is not None:
-        check(name, value)
-    return value
-
-
-def _check_parser_class(name: str, cls: Any) -> None:
-    """A ``ROBOTSTXT_PARSER`` class: built with ``from_crawler(crawler, robotstxt_body)``
-    (or ``cls(robotstxt_body)``), then asked ``allowed(url, user_agent)``, as Scrapy's
-    ``RobotParser`` interface says."""
-    import inspect
-
-    what = _object_name(cls)
-    fix = (
-        "Use a parser class: one of scrapy_robots.parsers (RFC9309Parser, ProtegoParser, PythonParser for "
-        "urllib.robotparser, RerpParser, ReppyParser, GoogleParser), one of scrapy.robotstxt, or your own with "
-        "from_crawler(crawler, robotstxt_body) and allowed(url, user_agent)."
-    )
-    if not isinstance(cls, type):
-        raise ValueError(f"{name} = {what} is not a class. {fix}")
-    allowed = getattr(cls, "allowed", None)
-    if not callable(allowed):
-        raise ValueError(f"{name} = {what} has no allowed(url, user_agent) method: it cannot answer. {fix}")
-    if inspect.isabstract(cls):
-        raise ValueError(f"{name} = {what} is abstract ({', '.join(sorted(getattr(cls, '__abstractmethods__', ())))}). {fix}")
+    """The object a setting names: an import path, or the object itself. Whether it
+    can serve is checked beside its interface, by whoever builds it."""
+    if not isinstance(value, str):
+        return value
     try:
-        signature = inspect.signature(allowed)
-    except (TypeError, ValueError):  # a builtin: nothing to check
-        return
-    # Looked up on the class, a plain method takes the instance first.
-    instance = () if isinstance(inspect.getattr_static(cls, "allowed"), (staticmethod, classmethod)) else (None,)
-    try:
-        signature.bind(*instance, "https://example.com/", "agent")
-    except TypeError:
+        return load_object(value)
+    except (ImportError, NameError, ValueError, AttributeError) as exc:
         raise ValueError(
-            f"{name} = {what}: its allowed{signature} cannot be called as allowed(url, user_agent). {fix}"
-        ) from None
-
-
-def _check_storage_class(name: str, cls: Any) -> None:
-    """A ``ROBOTSTXT_CACHE_STORAGE`` class: a RobotsStorage, or a class with the two
-    methods a storage must have, ``async load(site)`` and ``async save(entry)``."""
-    import inspect
-
-    from scrapy_robots.cache.storage import RobotsStorage
-
-    what = _object_name(cls)
-    fix = (
-        "Use scrapy_robots.cache.MemoryRobotsStorage, scrapy_robots.fleet.RedisRobotsStorage, or a subclass of "
-        "scrapy_robots.cache.RobotsStorage that implements async load(site) and async save(entry)."
-    )
-    if not isinstance(cls, type):
-        raise ValueError(f"{name} = {what} is not a class. {fix}")
-    subclass = issubclass(cls, RobotsStorage)
-    for method in ("load", "save"):
-        found = getattr(cls, method, None)
-        if subclass and found is getattr(RobotsStorage, method):
-            raise ValueError(f"{name} = {what} does not implement {method}(). {fix}")
-        if not subclass and not inspect.iscoroutinefunction(found):
-            raise ValueError(f"{name} = {what} has no async {method}() method. {fix}")
-
-
-_INTERFACES = {"ROBOTSTXT_PARSER": _check_parser_class, "ROBOTSTXT_CACHE_STORAGE": _check_storage_class}
-
-
-def _object_name(value: Any) -> str:
-    if isinstance(value, type):
-        return f"{value.__module__}.{value.__qualname__}"
-    return repr(value)
-
-
-def _number(settings: BaseSettings, name: str, default: Any, kind: type, minimum: float = 0) -> Any:
-    """A number; one that would change on the way in (a fraction where a whole number
-    is needed, True for 1) is refused, never rounded."""
-    raw = settings.get(name)
-    if raw is None or raw == "":
-        return default
-    noun = "whole number" if kind is int else "number"
-    if isinstance(raw, bool):
-        raise ValueError(f"{name} must be a {noun}, not {raw!r}")
-    try:
-        number = float(raw)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a {noun}, not {raw!r}") from None
-    if not math.isfinite(number) or number < minimum:
-        raise ValueError(f"{name} must be a finite {noun} >= {minimum:g}, not {raw!r}")
-    if kind is int:
-        if not number.is_integer():
-            raise ValueError(f"{name} must be a whole number, not {raw!r}")
-        return raw if isinstance(raw, int) else int(number)
-    return number
-
-
-def read_bool(settings: BaseSettings, name: str, default: bool) -> bool:
-    """True or False, as Scrapy's getbool reads them (True/False, 1/0, "true"/"false"),
-    with the setting's name in the error; anything else (2, 0.5, "yes") is refused."""
-    raw = settings.get(name)
-    if raw is None or raw == "":
-        return default
-    if isinstance(raw, bool):
-        return raw
-    if isinstance(raw, int) and raw in (0, 1):
-        return bool(raw)
-    if isinstance(raw, str) and raw.strip().lower() in ("1", "true", "0", "false"):
-        return raw.strip().lower() in ("1", "true")
-    raise ValueError(f"{name} must be True or False, not {raw!r}")
-
-
-def _choice(settings: BaseSettings, name: str, choices: tuple[str, ...]) -> str:
-    raw = settings.get(name)
-    if raw is None or raw == "":
-        return choices[0]
-    value = raw.strip().lower() if isinstance(raw, str) else None
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, not {raw!r}")
-    return value
-
-
-def _domains(settings: BaseSettings, name: str) -> tuple[str, ...]:
-    """Domain names: a list, or a comma-separated string (``-s``). A URL, a path or a
-    port would match no host: refused, with the domain to give instead."""
-    raw = settings.get(name)
-    if raw is None or raw == "":
-        return ()
-    if isinstance(raw, str):
-        values: list[Any] = raw.split(",")
-    elif isinstance(raw, (list, tuple, set, frozenset)):
-        values = list(raw)
-    else:
-        raise ValueError(
-            f"{name} must be a list of domain names such as ['example.com', 'gov'], not {raw!r}"
-        )
-    domains = set()
-    for value in values:
-        if not isinstance(value, str):
-            raise ValueError(f"{name}: {value!r} is not a domain name (a string such as 'example.com')")
-        domain = value.strip().strip(".").lower()
-        if not domain:
-            continue
-        if any(c in domain for c in "/:@*? \t"):
-            # A URL, a host:port or a wildcard would never equal a host: say which domain.
-            host = urlsplit(domain if "//" in domain else f"//{domain}").hostname or ""
-            host = host.lstrip("*.") or "example.com"
-            raise ValueError(
-                f"{name}: {value!r} is not a domain name (did you mean {host!r}? A domain covers its subdomains)"
-            )
-        domains.add(domain)
-    return tuple(sorted(domains))
+            f"{name} = {value!r} cannot be loaded ({exc}). Set it to an import path such as "
+            f"{_EXAMPLES.get(name, repr(value))}, or install the package that provides it."
+        ) from exc
 
 
 def _status_policy(settings: BaseSettings) -> StatusPolicy:

@@ -18,6 +18,7 @@ from scrapy.exceptions import StopDownload
 from scrapy.http import Request
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -47,6 +48,7 @@ class FetchResult:
     truncated: bool = False
     redirects: int = 0  #: redirects followed to reach ``url``
     started: float = 0.0  #: time.monotonic() when the download was asked for
+    site: str = ""  #: the site key the robots.txt is for
 
 
 #: Meta keys the robots.txt request copies from the request that needs it: a site that
@@ -95,7 +97,7 @@ class RobotsFetcher:
         try:
             response = await self._download(request)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a policy input
-            return FetchResult(requested_url=request.url, url=request.url, error=exc, started=started)
+            return FetchResult(requested_url=request.url, url=request.url, error=exc, started=started, site=site)
         body = response.body
         truncated = len(body) > self.maxsize or "download_stopped" in response.flags
         if len(body) > self.maxsize:
@@ -108,6 +110,7 @@ class RobotsFetcher:
             requested_url=request.url, url=response.url, response=response, body=body, truncated=truncated,
             redirects=redirects,
             started=started,
+            site=site,
         )
 
     async def _download(self, request: Request) -> Response:
@@ -154,8 +157,6 @@ def robots_url(site: str) -> str:
 
 def site_of(request: Request) -> str:
     """The cache key of a request's site: ``scheme://host:port`` (RFC 9309 2.3)."""
-    from scrapy.utils.httpobj import urlparse_cached
-
     parts = urlparse_cached(request)
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()

@@ -64,6 +64,18 @@ def engine_closing(crawler: Crawler) -> bool:
     return isinstance(getattr(slot, "closing", None), Deferred) or getattr(engine, "running", True) is False
 
 
+def slot_delay(user_delay: float, crawl_delay: float | None) -> float:
+    """The delay a site's slot keeps: robots.txt's delay is a floor under the user's
+    (DOWNLOAD_DELAY, DOWNLOAD_SLOTS), which it may lengthen, never shorten."""
+    return user_delay if crawl_delay is None else max(user_delay, crawl_delay)
+
+
+def user_delay(crawler: Crawler, request: Request) -> float:
+    """The delay the user configured for ``request``'s slot (DOWNLOAD_SLOTS, else
+    DOWNLOAD_DELAY), before any robots.txt delay."""
+    return SlotPacer(crawler).user_delay(request)
+
+
 def _floored_slot_class(slot_class: Any, floor: float) -> type:
     """A subclass of Scrapy's ``Slot`` whose delay never drops below ``floor``.
 
@@ -151,7 +163,7 @@ class SlotPacer:
                 return  # nothing changed: the hot path of a paced site
             delays[site] = delay
             self.paced_sites.add(site)
-        floor = max(max(delays.values()), self.user_delay(request))
+        floor = slot_delay(self.user_delay(request), max(delays.values()))
         if key not in self._original:
             self._original[key] = downloader.per_slot_settings.get(key)
         downloader.per_slot_settings[key] = {**(self._original[key] or {}), "delay": floor}

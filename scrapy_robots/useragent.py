@@ -6,6 +6,7 @@ Pure Python, no Scrapy import: the rfc9309 library uses it too.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # Product tokens that browsers and bots put in front of their real name; a token
 # from this set is never the one a robots.txt group is written for.
@@ -32,6 +33,16 @@ _GENERIC_PRODUCTS = frozenset(
 # the "ö", it would match a "User-agent: Bär" group as "B").
 _PRODUCT = re.compile(r"[^\W\d][\w.-]*")
 _BARE_TOKEN = re.compile(r"[^\W\d][\w-]*")
+
+
+#: The agent of a crawl that names none: it obeys the ``*`` group.
+ANY_AGENT = "*"
+
+
+def default_user_agent(settings: Any) -> str:
+    """The agent a crawl obeys robots.txt as: ``ROBOTSTXT_USER_AGENT``, else
+    ``USER_AGENT``, else ``*``. ``settings``: Scrapy's, or any mapping."""
+    return settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT") or ANY_AGENT
 
 
 def product_token(user_agent: str | bytes | None) -> str:

@@ -9,8 +9,13 @@ not stall the others. Parking must never hold a crawl hostage:
   every parked request is released at once with :class:`CrawlClosing`, whatever the
   retry schedule. Scrapy sends no signal at that moment, so the room watches the
   engine while anything is parked (:func:`scrapy_robots.slots.engine_closing`);
-- the number parked is bounded (``ROBOTSTXT_MAX_WAITING``); the middleware sends a
-  request beyond the bound back to the scheduler rather than let it hold a download place.
+- the number parked is bounded (``ROBOTSTXT_MAX_WAITING``): a request beyond the
+  bound goes back to the scheduler (:meth:`WaitingRoom.overflow`) rather than hold a
+  download place.
+
+A request released by the close goes back to a scheduler that keeps its queue
+(``JOBDIR``), else it is ignored with the reason (:meth:`WaitingRoom.closing_exit`):
+never lost without a word.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from twisted.internet import reactor
 from twisted.internet.defer import CancelledError, Deferred
-from twisted.internet.task import LoopingCall
+from twisted.internet.task import LoopingCall, deferLater
 from twisted.python.failure import Failure
 
 from scrapy_robots.slots import concurrency_released, engine_closing
@@ -36,6 +43,10 @@ logger = logging.getLogger(__name__)
 
 #: Seconds between two looks at the engine while requests are parked.
 WATCH_INTERVAL = 0.25
+#: Seconds a request beyond ROBOTSTXT_MAX_WAITING keeps its place before it is requeued.
+OVERFLOW_PAUSE = 0.5
+#: Meta key of a request sent back to the scheduler when the crawl closed.
+REQUEUED_ON_CLOSE = "_robotstxt_requeued_on_close"
 
 
 class CrawlClosing(Exception):
@@ -45,6 +56,19 @@ class CrawlClosing(Exception):
         super().__init__(f"crawl closing while robots.txt of {site} was {state}")
         self.site = site
         self.state = state
+
+
+class RoomFull(Exception):
+    """ROBOTSTXT_MAX_WAITING requests are parked already."""
+
+
+def timer(seconds: float) -> Deferred[None]:
+    return deferLater(reactor, max(seconds, 0.0), lambda: None)
+
+
+async def sleep(seconds: float) -> None:
+    if seconds > 0:
+        await maybe_deferred_to_future(timer(seconds))
 
 
 def discard(source: Deferred[Any]) -> None:
@@ -95,9 +119,11 @@ class SingleFlight:
 
 
 class WaitingRoom:
-    def __init__(self, crawler: Crawler, max_waiting: int):
+    def __init__(self, crawler: Crawler, max_waiting: int, requeue_on_close: bool = False):
         self.crawler = crawler
+        self.stats = crawler.stats
         self.max_waiting = max_waiting
+        self.requeue_on_close = requeue_on_close
         self.closing = False
         self.per_site: Counter[str] = Counter()
         self.flights = SingleFlight()
@@ -113,6 +139,37 @@ class WaitingRoom:
 
     def waiting_for(self, site: str) -> int:
         return self.per_site[site]
+
+    async def park(self, request: Request, site: str, state: str, source: Deferred[Any]) -> Any:
+        """:meth:`wait`, unless the room is full: then :class:`RoomFull`."""
+        self.stats.inc_value("robotstxt/deferred")
+        if self.full():
+            discard(source)
+            raise RoomFull
+        return await self.wait(request, site, state, source)
+
+    def closing_exit(self, request: Request, closing: CrawlClosing) -> Request:
+        """The crawl is closing while ``request`` waits: back to a persistent scheduler
+        (JOBDIR), else IgnoreRequest with the reason."""
+        spider = self.crawler.spider
+        if self.requeue_on_close and not request.meta.get(REQUEUED_ON_CLOSE):
+            self.stats.inc_value("robotstxt/closing/requeued")
+            logger.debug("%(reason)s: %(request)s goes back to the scheduler", {"reason": closing, "request": request},
+                         extra={"spider": spider})  # fmt: skip
+            # It passed the dupefilter once already; the scheduler would drop it as seen.
+            return request.replace(dont_filter=True, meta={**request.meta, REQUEUED_ON_CLOSE: True})
+        self.stats.inc_value("robotstxt/closing/ignored")
+        logger.debug("%(reason)s: %(request)s ignored", {"reason": closing, "request": request}, extra={"spider": spider})
+        raise IgnoreRequest(str(closing))
+
+    async def overflow(self, request: Request) -> Request:
+        """ROBOTSTXT_MAX_WAITING requests are parked already: ``request`` goes back to the
+        scheduler, one priority lower so that requests of other sites pass it, after a
+        short pause in its download place (the engine would otherwise pull it straight
+        back while nothing else is queued)."""
+        self.stats.inc_value("robotstxt/waiting/requeued")
+        await sleep(OVERFLOW_PAUSE)
+        return request.replace(dont_filter=True, priority=request.priority - 1)
 
     async def wait(self, request: Request, site: str, state: str, source: Deferred[Any]) -> Any:
         """Park ``request`` until ``source`` fires and return its result; raise

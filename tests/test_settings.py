@@ -59,20 +59,18 @@ async def test_excluded_domains_never_fetched(serve):
 
 
 def test_excluded_domain_matching_on_label_boundaries():
-    from scrapy.utils.test import get_crawler
+    from scrapy.settings import Settings
 
-    from crawling import BASE_SETTINGS
-    from scrapy_robots import RobotsTxtMiddleware
+    from scrapy_robots.config import RobotsConfig
 
-    crawler = get_crawler(settings_dict={**BASE_SETTINGS, "ROBOTSTXT_EXCLUDED_DOMAINS": ["gov", ".Mil.", "example.org"]})
-    mw = RobotsTxtMiddleware.from_crawler(crawler)
-    assert mw._excluded("https://www.nasa.gov:443")
-    assert mw._excluded("https://army.MIL:443".lower())
-    assert mw._excluded("http://example.org:80")
-    assert mw._excluded("http://a.example.org:80")
-    assert not mw._excluded("http://notexample.org:80")
-    assert not mw._excluded("http://gov.example.com:80")
-    assert not mw._excluded("http://lagov:80")
+    config = RobotsConfig.from_settings(Settings({"ROBOTSTXT_EXCLUDED_DOMAINS": ["gov", ".Mil.", "example.org"]}))
+    assert config.excludes("https://www.nasa.gov:443")
+    assert config.excludes("https://army.MIL:443".lower())
+    assert config.excludes("http://example.org:80")
+    assert config.excludes("http://a.example.org:80")
+    assert not config.excludes("http://notexample.org:80")
+    assert not config.excludes("http://gov.example.com:80")
+    assert not config.excludes("http://lagov:80")
 
 
 # -- start-up errors that name the setting (#14) ------------------------------------------

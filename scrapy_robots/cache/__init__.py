@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from scrapy_robots.cache.entry import RobotsEntry, lifetime_from_headers, pack, unpack
 from scrapy_robots.cache.hot import RobotsCache
-from scrapy_robots.cache.storage import MemoryRobotsStorage, RobotsStorage, SitePacer
+from scrapy_robots.cache.storage import MemoryRobotsStorage, RobotsStorage, SitePacer, check_storage_class
 
 __all__ = [
     "MemoryRobotsStorage",
@@ -23,6 +23,7 @@ __all__ = [
     "RobotsStorage",
     "SitePacer",
     "SqliteRobotsStorage",
+    "check_storage_class",
     "lifetime_from_headers",
     "pack",
     "unpack",

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy_robots.cache.entry import RobotsEntry, entry_from_record, record_of
 from scrapy_robots.cache.storage import RobotsStorage
+from scrapy_robots.config import cache_path
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -84,9 +85,7 @@ class SqliteRobotsStorage(RobotsStorage):
     def from_crawler(cls, crawler: Crawler) -> SqliteRobotsStorage:
         from scrapy import signals
 
-        from scrapy_robots.config import RobotsConfig
-
-        path = RobotsConfig.from_settings(crawler.settings).cache_path
+        path = cache_path(crawler.settings)
         if path is None:
             raise ValueError(
                 "ROBOTSTXT_CACHE_STORAGE = SqliteRobotsStorage needs a file: set ROBOTSTXT_CACHE_PATH "

@@ -9,11 +9,14 @@ are implementations; so can a user's own be.
 
 from __future__ import annotations
 
+import inspect
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from scrapy_robots._settings import object_name
 from scrapy_robots.cache.entry import RobotsEntry, pack, unpack
+from scrapy_robots.config import cache_size
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -85,9 +88,7 @@ class MemoryRobotsStorage(RobotsStorage):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> MemoryRobotsStorage:
-        from scrapy_robots.config import RobotsConfig
-
-        return cls(RobotsConfig.from_settings(crawler.settings).cache_size, _evictions(crawler))
+        return cls(cache_size(crawler.settings), _evictions(crawler))
 
     def get(self, site: str) -> RobotsEntry | None:
         blob = self._packed.get(site)
@@ -124,3 +125,23 @@ class MemoryRobotsStorage(RobotsStorage):
 def _evictions(crawler: Crawler) -> Callable[[str], None]:
     stats = crawler.stats
     return lambda site: stats.inc_value("robotstxt/cache/evicted")
+
+
+def check_storage_class(name: str, cls: Any) -> None:
+    """Fail at start-up, naming the setting ``name``, unless ``cls`` is a storage: a
+    RobotsStorage, or a class with the two methods a storage must have, ``async
+    load(site)`` and ``async save(entry)``."""
+    what = object_name(cls)
+    fix = (
+        "Use scrapy_robots.cache.MemoryRobotsStorage, scrapy_robots.fleet.RedisRobotsStorage, or a subclass of "
+        "scrapy_robots.cache.RobotsStorage that implements async load(site) and async save(entry)."
+    )
+    if not isinstance(cls, type):
+        raise ValueError(f"{name} = {what} is not a class. {fix}")
+    subclass = issubclass(cls, RobotsStorage)
+    for method in ("load", "save"):
+        found = getattr(cls, method, None)
+        if subclass and found is getattr(RobotsStorage, method):
+            raise ValueError(f"{name} = {what} does not implement {method}(). {fix}")
+        if not subclass and not inspect.iscoroutinefunction(found):
+            raise ValueError(f"{name} = {what} has no async {method}() method. {fix}")

@@ -32,16 +32,26 @@ from scrapy_robots.commands.robots_text import (
     format_report,
     format_summary,
 )
-from scrapy_robots.config import MEMORY_STORAGE, RobotsConfig, read_bool
+from scrapy_robots._settings import read_bool
+from scrapy_robots.cache import check_storage_class
+from scrapy_robots.config import MEMORY_STORAGE, RobotsConfig
 from scrapy_robots.decoding import charset_from_content_type, decode_robotstxt
 from scrapy_robots.fetch import FETCH_META, robots_url
 from scrapy_robots.lint import Finding, lint_robotstxt, looks_binary
 from scrapy_robots.usage import UsageConfig
-from scrapy_robots.parsers import DirectiveNotSupported, RobotParser, as_robot_parser, default_user_agent
+from scrapy_robots.parsers import (
+    DirectiveNotSupported,
+    RobotParser,
+    as_robot_parser,
+    check_parser_class,
+    default_user_agent,
+)
 from scrapy_robots.policy import Action
 from scrapy_robots.rfc9309 import parse_robotstxt
 from scrapy_robots.rfc9309._groups import GroupBuilder
+from scrapy_robots.slots import slot_delay, user_delay as slot_user_delay
 from scrapy_robots.useragent import product_token
+from scrapy_robots.verdict import user_agent, verdict
 
 if TYPE_CHECKING:
     import argparse
@@ -203,6 +213,8 @@ class RobotsQuerySpider(Spider):
         from scrapy_robots.middleware import RobotsTxtMiddleware
 
         mw = self.crawler.get_downloader_middleware(RobotsTxtMiddleware)
+        # The crawl's settings, as the middleware read them: the verdict needs them.
+        self.config = RobotsConfig.from_settings(self.crawler.settings)
         if mw is None:
             message = "scrapy_robots' RobotsTxtMiddleware is not enabled"
             self.results[:] = [_error(url, message) for url, _ in self.checks]
@@ -227,21 +239,21 @@ class RobotsQuerySpider(Spider):
     def _report(self, mw: RobotsTxtMiddleware, url: str, request: Request, entry: RobotsEntry) -> dict[str, Any]:
         from scrapy_robots.delay import read_site_delay
 
-        agent = _text(mw.user_agent(request))
+        config = self.config
+        agent = _text(user_agent(request, config))
         recorded = entry.parser if isinstance(entry.parser, RecordingParser) else None
         parser = recorded.parser if recorded is not None else entry.parser
-        config = mw.config
         if entry.action is Action.PARSE and parser is not None and config.crawl_delay:
             # The site's delay was read for the crawl's agent; this one may have its own group.
             delay = read_site_delay(parser, agent, config.max_crawl_delay, config.crawl_delay_exceeded)
             entry = replace(entry, delay=delay)
-        verdict = mw.verdict(entry, request)
-        user_delay = mw.pacer.user_delay(request)
+        answer = verdict(entry, request, config)
+        user_delay = slot_user_delay(self.crawler, request)
         applied = entry.delay is not None and config.crawl_delay and not entry.delay.skip
         report: dict[str, Any] = {
             "url": url,
-            "allowed": verdict.allowed,
-            "reason": verdict.reason,
+            "allowed": answer.allowed,
+            "reason": answer.reason,
             "error": None,
             "user_agent": agent,
             "product_token": product_token(agent),
@@ -262,9 +274,8 @@ class RobotsQuerySpider(Spider):
             "request_rate": _ask(parser, "request_rate", agent),
             "delay": asdict(entry.delay) if entry.delay is not None else None,
             "user_delay": user_delay,
-            # SlotPacer.apply_crawl_delay's floor: the user's delay never shortens it.
-            "slot_delay": max(user_delay, entry.delay.applied) if applied and entry.delay else user_delay,
-            "max_crawl_delay": mw.config.max_crawl_delay,
+            "slot_delay": slot_delay(user_delay, entry.delay.applied if applied and entry.delay else None),
+            "max_crawl_delay": config.max_crawl_delay,
             "sitemaps": _ask(parser, "sitemaps"),
         }
         site = self._by_site.setdefault(entry.site, {})
@@ -309,17 +320,17 @@ class RobotsQuerySpider(Spider):
                 for name, cls in columns.items()
             }
         answers: dict[str, Any] = {}
-        config = mw.config
+        config = self.config
         for name, parser in site["parsers"].items():
             if isinstance(parser, str):  # it could not parse this file
                 answers[name] = {"allowed": None, "crawl_delay": None, "error": parser}
                 continue
             if parser is None:  # nothing parsed: the status policy decided, for every parser
-                answers[name] = {"allowed": mw.verdict(entry, request).allowed, "crawl_delay": None, "error": None}
+                answers[name] = {"allowed": verdict(entry, request, config).allowed, "crawl_delay": None, "error": None}
                 continue
             delay = read_site_delay(parser, agent, config.max_crawl_delay, config.crawl_delay_exceeded)
-            verdict = mw.verdict(replace(entry, parser=parser, delay=delay if config.crawl_delay else None), request)
-            answers[name] = {"allowed": verdict.allowed, "crawl_delay": _ask(parser, "crawl_delay", agent), "error": None}
+            answer = verdict(replace(entry, parser=parser, delay=delay if config.crawl_delay else None), request, config)
+            answers[name] = {"allowed": answer.allowed, "crawl_delay": _ask(parser, "crawl_delay", agent), "error": None}
         return answers
 
 
@@ -624,7 +635,10 @@ class Command(ScrapyCommand):
             settings.set("ROBOTSTXT_PARSER", parser_path(opts.parser), priority="cmdline")
         try:
             # Every ROBOTSTXT_* setting checked now, with the middleware's own messages.
-            chosen = RobotsConfig.from_settings(settings).parser_class
+            config = RobotsConfig.from_settings(settings)
+            chosen = config.parser_class
+            check_parser_class("ROBOTSTXT_PARSER", chosen)
+            check_storage_class("ROBOTSTXT_CACHE_STORAGE", config.storage_class)
             if opts.usage:
                 settings.set("ROBOTSTXT_USAGE", opts.usage, priority="cmdline")
                 settings.set("ROBOTSTXT_USAGE_MODE", "deny", priority="cmdline")

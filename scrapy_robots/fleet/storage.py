@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry, RobotsStorage
 from scrapy_robots.cache.entry import entry_from_record, record_of
+from scrapy_robots.config import FleetConfig, cache_size, fetch_timeout
 from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
 from scrapy_robots.fleet.pacing import RedisPacer
 
@@ -54,6 +55,8 @@ class RedisRobotsStorage(RobotsStorage):
         lock_ttl: float = 60.0,
         lock_wait: float = 60.0,
         stats: Any = None,
+        pacing: bool = True,
+        pacing_margin: float = 0.05,
     ):
         self.local = MemoryRobotsStorage(max_entries)
         self.link = link
@@ -61,29 +64,38 @@ class RedisRobotsStorage(RobotsStorage):
         self.lock_ttl = lock_ttl
         self.lock_wait = lock_wait
         self.stats = stats
+        self.pacing = pacing
+        self.pacing_margin = pacing_margin
         self._release: Any = link.client.register_script(RELEASE)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisRobotsStorage:
         from scrapy.utils.reactor import is_asyncio_reactor_installed
 
-        from scrapy_robots.config import RobotsConfig
-
         if not is_asyncio_reactor_installed():
             raise ValueError(
                 "ROBOTSTXT_CACHE_STORAGE = RedisRobotsStorage needs Scrapy's asyncio reactor: set TWISTED_REACTOR = "
                 "'twisted.internet.asyncioreactor.AsyncioSelectorReactor'"
             )
-        config = RobotsConfig.from_settings(crawler.settings)
-        fleet = config.fleet
+        settings = crawler.settings
+        fleet = FleetConfig.from_settings(settings, fetch_timeout(settings))
         link = RedisLink(fleet.redis_url, fleet.timeout, stats=crawler.stats)
         return cls(
-            link, fleet.prefix, config.cache_size, lock_ttl=fleet.lock_ttl, lock_wait=fleet.lock_wait,
+            link,
+            fleet.prefix,
+            cache_size(settings),
+            lock_ttl=fleet.lock_ttl,
+            lock_wait=fleet.lock_wait,
             stats=crawler.stats,
-        )  # fmt: skip
+            pacing=fleet.pacing,
+            pacing_margin=fleet.pacing_margin,
+        )
 
-    def pacer(self) -> FleetPacer:
-        return FleetPacer(RedisPacer(self.link, self.prefix), self._inc)
+    def pacer(self) -> FleetPacer | None:
+        """The fleet's pace, unless ROBOTSTXT_FLEET_PACING is off."""
+        if not self.pacing:
+            return None
+        return FleetPacer(RedisPacer(self.link, self.prefix), self._inc, self.pacing_margin)
 
     async def close(self) -> None:
         await self.link.close()
@@ -224,15 +236,18 @@ class RedisRobotsStorage(RobotsStorage):
 
 class FleetPacer:
     """The :class:`~scrapy_robots.cache.SitePacer` of the fleet: Redis reservations,
-    None while Redis is unreachable (each crawler then paces locally)."""
+    None while Redis is unreachable (each crawler then paces locally). Each delay is
+    lengthened by ``margin`` (ROBOTSTXT_FLEET_PACING_MARGIN): the crawlers' starts are
+    reserved on Redis's clock but happen on theirs."""
 
-    def __init__(self, redis: RedisPacer, count: Callable[[str], None]):
+    def __init__(self, redis: RedisPacer, count: Callable[[str], None], margin: float = 0.0):
         self.redis = redis
         self.count = count
+        self.margin = margin
 
     async def reserve(self, site: str, delay: float, not_before: float = 0.0) -> float | None:
         try:
-            wait = await self.redis.reserve(site, delay, not_before)
+            wait = await self.redis.reserve(site, delay + self.margin, not_before)
         except FleetUnavailable:
             self.count("fallback")
             return None
@@ -241,7 +256,7 @@ class FleetPacer:
 
     async def mark_start(self, site: str, delay: float, ago: float) -> bool | None:
         try:
-            await self.redis.mark_start(site, delay, ago)
+            await self.redis.mark_start(site, delay + self.margin, ago)
         except FleetUnavailable:
             self.count("fallback")
             return None

@@ -22,6 +22,7 @@ from scrapy_robots.parsers.base import (
     RobotParser,
     ScrapyRobotParser,
     as_robot_parser,
+    check_parser_class,
     default_user_agent,
 )
 
@@ -47,6 +48,7 @@ __all__ = [
     "RobotParser",
     "ScrapyRobotParser",
     "as_robot_parser",
+    "check_parser_class",
     "default_user_agent",
     *_BACKENDS,
 ]

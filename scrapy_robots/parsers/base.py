@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 from abc import ABCMeta, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
+from scrapy_robots._settings import object_name
 from scrapy_robots.decoding import decode_robotstxt
-from scrapy_robots.useragent import product_token
+from scrapy_robots.useragent import default_user_agent, product_token
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
     from scrapy.crawler import Crawler
-    from scrapy.settings import BaseSettings
 
 #: Directive names, as :meth:`RobotParser.supports` takes them.
 ALLOW = "allow"
@@ -42,11 +43,6 @@ class RequestRate(NamedTuple):
 
     requests: int
     seconds: float
-
-
-def default_user_agent(settings: BaseSettings) -> str:
-    """The agent a crawl obeys robots.txt as: ``ROBOTSTXT_USER_AGENT``, else ``USER_AGENT``."""
-    return settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT") or "*"
 
 
 class RobotParser(metaclass=ABCMeta):
@@ -178,3 +174,36 @@ def as_robot_parser(parser: Any, user_agent: str = "*") -> RobotParser:
     if not callable(getattr(parser, "allowed", None)):
         raise TypeError(f"{type(parser).__name__} has no allowed(url, user_agent) method")
     return ScrapyRobotParser(parser, user_agent)
+
+
+def check_parser_class(name: str, cls: Any) -> None:
+    """Fail at start-up, naming the setting ``name``, unless ``cls`` can serve as a
+    parser class: built with ``from_crawler(crawler, robotstxt_body)`` (or
+    ``cls(robotstxt_body)``), then asked ``allowed(url, user_agent)``, as Scrapy's
+    ``RobotParser`` interface says."""
+    what = object_name(cls)
+    fix = (
+        "Use a parser class: one of scrapy_robots.parsers (RFC9309Parser, ProtegoParser, PythonParser for "
+        "urllib.robotparser, RerpParser, ReppyParser, GoogleParser), one of scrapy.robotstxt, or your own with "
+        "from_crawler(crawler, robotstxt_body) and allowed(url, user_agent)."
+    )
+    if not isinstance(cls, type):
+        raise ValueError(f"{name} = {what} is not a class. {fix}")
+    allowed = getattr(cls, "allowed", None)
+    if not callable(allowed):
+        raise ValueError(f"{name} = {what} has no allowed(url, user_agent) method: it cannot answer. {fix}")
+    if inspect.isabstract(cls):
+        abstract = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+        raise ValueError(f"{name} = {what} is abstract ({abstract}). {fix}")
+    try:
+        signature = inspect.signature(allowed)
+    except (TypeError, ValueError):  # a builtin: nothing to check
+        return
+    # Looked up on the class, a plain method takes the instance first.
+    instance = () if isinstance(inspect.getattr_static(cls, "allowed"), (staticmethod, classmethod)) else (None,)
+    try:
+        signature.bind(*instance, "https://example.com/", "agent")
+    except TypeError:
+        raise ValueError(
+            f"{name} = {what}: its allowed{signature} cannot be called as allowed(url, user_agent). {fix}"
+        ) from None

@@ -45,14 +45,16 @@ def pytest_configure(config: pytest.Config) -> None:
     import scrapy.downloadermiddlewares.robotstxt as stock
     from scrapy.settings import default_settings
 
-    from scrapy_robots import middleware as ours
+    from scrapy_robots import middleware as ours, reader, sites, verdict
 
     default_settings.ROBOTSTXT_STATUS_POLICY = MODE  # type: ignore[attr-defined]
     # Where a network error means "unreachable", the site's requests wait for its
     # retries (30 s, 60 s, 120 s by default): the same attempts, a thousandth of the time.
     default_settings.ROBOTSTXT_UNREACHABLE_RETRY_DELAY = 0.03  # type: ignore[attr-defined]
     stock.RobotsTxtMiddleware = ours.RobotsTxtMiddleware  # type: ignore[misc]
-    ours.logger = _ForwardToStockLogger()  # type: ignore[assignment]
+    # Scrapy's tests patch its middleware's logger: ours logs from these modules.
+    for module in (ours, sites, reader, verdict):
+        module.logger = _ForwardToStockLogger()  # type: ignore[assignment]
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

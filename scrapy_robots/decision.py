@@ -1,0 +1,174 @@
+"""A robots.txt download becomes what the crawl knows of the site: pure functions.
+
+:func:`decide` turns a fetch result (a response or the exception that ended it), the
+site's previous entry and the time into the new entry: the status policy
+(:class:`~scrapy_robots.policy.StatusPolicy`), the failure kinds it cannot see, the
+unreachable backoff, RFC 9309's 30-day rule and the stale copy kept meanwhile.
+:func:`describe` words the one log line per decision. Neither parses, logs nor counts:
+the caller (:mod:`scrapy_robots.sites`) does, and the parsing is :mod:`scrapy_robots.reader`'s.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import IgnoreRequest
+
+from scrapy_robots.cache.entry import RobotsEntry, lifetime_from_headers
+from scrapy_robots.decoding import normalize_robotstxt
+from scrapy_robots.policy import Action
+
+if TYPE_CHECKING:
+    from scrapy_robots.config import RobotsConfig
+    from scrapy_robots.fetch import FetchResult
+
+#: How a robots.txt download failed (:func:`failure_kind`).
+NETWORK, REDIRECT_LOOP, REFUSED, TOO_LARGE = "network", "redirect_loop", "refused", "too_large"
+
+
+def failure_kind(exc: BaseException | None) -> str:
+    """What an exception from the robots.txt download means. ``IgnoreRequest`` is
+    raised by downloader middlewares for very different reasons: Scrapy's redirect
+    middleware giving up, its decompression bound (a gzip bomb), or a refusal."""
+    if not isinstance(exc, IgnoreRequest):
+        return NETWORK
+    message = str(exc)
+    if "max redirections" in message:
+        return REDIRECT_LOOP
+    if "decompress" in message.lower() or "Decompression" in type(exc.__cause__).__name__:
+        return TOO_LARGE
+    return REFUSED
+
+
+@dataclass
+class Decision:
+    entry: RobotsEntry
+    kind: str | None = None  #: :func:`failure_kind` of a failed download; None for a response
+    stale: bool = False  #: unreachable, and the previous rules kept in use (RFC 9309 2.4)
+
+
+def decide(result: FetchResult, previous: RobotsEntry | None, now: float, config: RobotsConfig) -> Decision:
+    """The site's new entry after ``result``. A body to parse comes back as action
+    ``parse`` with ``body`` set and no parser yet; a stale copy keeps the previous one's."""
+    policy = config.status_policy
+    response = result.response
+    kind = None
+    if response is None:
+        kind = failure_kind(result.error)
+        if kind == REDIRECT_LOOP:
+            # Scrapy's RedirectMiddleware gave up (REDIRECT_MAX_TIMES): RFC 9309
+            # 2.3.1.2 treats an endless redirect like the 3xx it is.
+            action = policy.action_for_redirect_loop()
+        elif kind == REFUSED:
+            # Another downloader middleware refused the robots.txt request: that is
+            # no network failure. As Scrapy's middleware does, the site is allowed.
+            action = Action.ALLOW
+        else:  # NETWORK, TOO_LARGE (a gzip bomb): no usable answer
+            action = policy.action_for_failure()
+        status, error = None, _error_text(result.error)
+    else:
+        action, status, error = policy.action_for_status(response.status), response.status, None
+    entry = RobotsEntry(
+        site=result.site,
+        action=action,
+        status=status,
+        url=result.url,
+        error=error,
+        fetched_at=now,
+        expires_at=now + config.cache_ttl,
+        size=len(result.body),
+        truncated=result.truncated,
+        redirects=result.redirects,
+    )
+    if action is Action.UNREACHABLE:
+        return _unreachable(entry, previous, now, config, kind)
+    if response is not None:
+        entry.expires_at = now + lifetime_from_headers(response.headers, config.cache_ttl, now)
+        if action is Action.PARSE:
+            entry.body = normalize_robotstxt(result.body, response.headers.get(b"Content-Type"))
+    return Decision(entry, kind)
+
+
+def _unreachable(
+    entry: RobotsEntry, previous: RobotsEntry | None, now: float, config: RobotsConfig, kind: str | None
+) -> Decision:
+    stale = previous is not None and previous.action is not Action.UNREACHABLE
+    failures = (previous.failures if previous is not None else 0) + 1
+    since = previous.unreachable_since if previous is not None and previous.unreachable_since else now
+    entry.failures, entry.unreachable_since = failures, since
+    entry.expires_at = now + min(config.retry_delay * 2 ** (failures - 1), config.retry_max_delay)
+    if now - since >= config.allow_after:
+        # RFC 9309 2.3.1.4: after 30 days unreachable, crawl as if there were no robots.txt.
+        entry.action = Action.ALLOW
+        entry.expires_at = now + config.cache_ttl
+        return Decision(entry, kind)
+    if stale:
+        # RFC 9309 2.4: a cached copy may outlive 24 hours while robots.txt is unreachable.
+        assert previous is not None
+        entry.action, entry.parser, entry.status = previous.action, previous.parser, previous.status
+        entry.body, entry.delay, entry.usage = previous.body, previous.delay, previous.usage
+    return Decision(entry, kind, stale=stale)
+
+
+def _error_text(exc: BaseException | None) -> str:
+    name = type(exc).__name__
+    return f"{name}: {exc}" if str(exc) else name
+
+
+def worth_waiting(entry: RobotsEntry, config: RobotsConfig) -> bool:
+    """An unreachable site's requests wait while its attempts are within
+    ROBOTSTXT_UNREACHABLE_RETRY_TIMES retries; after that they are ignored at once
+    (until the next attempt, which the next request to need the site makes)."""
+    return entry.action is Action.UNREACHABLE and entry.failures <= config.retry_times
+
+
+def describe(decision: Decision, result: FetchResult, waiting: int, config: RobotsConfig) -> tuple[int, str]:
+    """The level and the text of the one line logged per robots.txt outcome: INFO for
+    a policy decision, WARNING for what keeps a site's requests out for want of an
+    answer (a network error, a gzip bomb, an unreachable site: its first attempt, and
+    when its waiting requests give up)."""
+    entry = decision.entry
+    response = result.response
+    outcome = f"HTTP {response.status}" if response is not None else entry.error
+    level = logging.INFO
+    details = ""
+    if entry.failures and entry.action is not Action.UNREACHABLE:
+        backoff = entry.expires_at - entry.fetched_at
+        if decision.stale:
+            details = f" (previous copy kept), attempt {entry.failures}, next in {backoff:.0f}s"
+        else:
+            details = (
+                f" after {entry.failures} attempt(s) since the site became unreachable "
+                "(ROBOTSTXT_UNREACHABLE_ALLOW_AFTER)"
+            )
+    elif entry.failures:
+        backoff = entry.expires_at - entry.fetched_at
+        if worth_waiting(entry, config):
+            details = (
+                f", attempt {entry.failures} of {config.retry_times + 1}: {waiting} request(s) wait, "
+                f"next attempt in {backoff:.0f}s (ROBOTSTXT_UNREACHABLE_RETRY_DELAY, "
+                f"ROBOTSTXT_UNREACHABLE_RETRY_TIMES)"
+            )
+            if entry.failures == 1:
+                level = logging.WARNING
+        else:
+            details = (
+                f", attempt {entry.failures}: {waiting} waiting request(s) ignored; the site is tried again "
+                f"in {backoff:.0f}s if a request needs it"
+            )
+            if waiting:
+                level = logging.WARNING
+    elif entry.action is Action.PARSE:
+        details = f", {entry.size} bytes{' (truncated)' if entry.truncated else ''}, parser {config.parser_name}"
+        if entry.delay is not None:
+            details += f", crawl-delay {entry.delay.applied:g}s"
+            if entry.delay.applied != entry.delay.asked:
+                details += f" (asked {entry.delay.asked:g}s)"
+    elif decision.kind == REFUSED:
+        details = " (a downloader middleware refused the robots.txt request)"
+    elif response is None:
+        level = logging.WARNING  # a failure the policy turned into allow or deny
+    redirected = f" (redirected to {result.url})" if result.url != result.requested_url else ""
+    return level, f"robots.txt for {entry.site}: {outcome} -> {entry.action.value}{details}{redirected}"

@@ -1,0 +1,234 @@
+"""SiteBook: what is known of each site's robots.txt, and the one way to learn more.
+
+A site's entry is looked up in the hot tier (ready to answer), then in the storage
+(restored: made ready again, never fetched again within its lifetime), and only then
+fetched, once, however many requests need it:
+
+    ready(site)        hot tier | excluded | storage.load_now -> restore     (no wait)
+    wait_for(site)     park on the site's single flight -> _refresh:
+                       storage.load -> restore | storage.fetch_once(_fetch)
+    _fetch             download -> decide (decision.py) -> ready (reader.py) -> count, log
+
+Both lookups restore through :meth:`SiteBook._restore`, whichever tier or storage answers.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from functools import partial
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.utils.httpobj import urlparse_cached
+
+from scrapy_robots.cache import RobotsEntry
+from scrapy_robots.decision import REFUSED, decide, describe, worth_waiting
+from scrapy_robots.fetch import site_of
+from scrapy_robots.policy import Action
+from scrapy_robots.waiting import CrawlClosing, timer
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request
+
+    from scrapy_robots.cache import RobotsCache, RobotsStorage
+    from scrapy_robots.config import RobotsConfig
+    from scrapy_robots.decision import Decision
+    from scrapy_robots.fetch import FetchResult, RobotsFetcher
+    from scrapy_robots.pacing import SitePacing
+    from scrapy_robots.reader import RobotsReader
+    from scrapy_robots.waiting import WaitingRoom
+
+logger = logging.getLogger(__name__)
+
+#: (scheme, netloc) pairs remembered with their site key before the memo starts over.
+SITE_MEMO = 10_000
+
+
+class SiteBook:
+    def __init__(
+        self,
+        crawler: Crawler,
+        config: RobotsConfig,
+        hot: RobotsCache,
+        storage: RobotsStorage,
+        reader: RobotsReader,
+        fetcher: RobotsFetcher,
+        room: WaitingRoom,
+        pacing: SitePacing,
+    ):
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.config = config
+        self.hot = hot
+        self.storage = storage
+        self.reader = reader
+        self.fetcher = fetcher
+        self.room = room
+        self.pacing = pacing
+        self.hits = 0  # hot-tier hits, counted here: a stats call per request costs more
+        self._sites: dict[tuple[str, str], str] = {}
+
+    def site_of(self, request: Request) -> str:
+        parts = urlparse_cached(request)
+        key = (parts.scheme, parts.netloc)
+        site = self._sites.get(key)
+        if site is None:
+            if len(self._sites) >= SITE_MEMO:
+                self._sites.clear()
+            site = self._sites[key] = site_of(request)
+        return site
+
+    def ready(self, site: str) -> RobotsEntry | None:
+        """The site's entry if it can answer now: hot, excluded, or restored from a
+        storage that answers at once (``load_now``). None: the site must be fetched or
+        waited for (:meth:`wait_for`)."""
+        entry = self.hot.get(site)
+        if entry is not None:
+            if entry.fresh(time.time()) and entry.action is not Action.UNREACHABLE:
+                self.hits += 1
+                return entry
+            return None
+        if self.config.excludes(site):
+            return RobotsEntry(site=site, action=Action.EXCLUDED, fetched_at=0.0, expires_at=0.0)
+        try:
+            stored = self.storage.load_now(site)
+        except Exception:
+            self._storage_failed(site)
+            return None
+        entry = self._restore(stored)
+        if entry is None or entry.action is Action.UNREACHABLE:
+            return None
+        return entry
+
+    async def entry_for(self, request: Request) -> RobotsEntry:
+        """What is known of the robots.txt of ``request``'s site: ready now, or fetched
+        once (waiting for an unreachable site's retries, as configured)."""
+        site = self.site_of(request)
+        return self.ready(site) or await self.wait_for(site, request)
+
+    async def wait_for(self, site: str, request: Request) -> RobotsEntry:
+        """Park ``request`` until its site's entry is known. Raises CrawlClosing, RoomFull."""
+        while True:
+            entry = self.hot.get(site)
+            if entry is not None and entry.fresh(time.time()):
+                if not worth_waiting(entry, self.config):
+                    return entry
+                # Unreachable for now, and another attempt is due: wait for it.
+                await self.room.park(request, site, "unreachable", timer(entry.expires_at - time.time()))
+                continue
+            if self.room.closing:
+                raise CrawlClosing(site, "not fetched yet")
+            flight = self.room.join(site, partial(self._refresh, site, entry, request))
+            entry = await self.room.park(request, site, "being fetched", flight)
+            if not worth_waiting(entry, self.config):
+                return entry
+
+    async def _refresh(self, site: str, previous: RobotsEntry | None, request: Request) -> RobotsEntry:
+        """The site's entry from the storage, or fetched and decided: never fetched twice
+        within its lifetime, whichever tier it was in."""
+        try:
+            stored = await self.storage.load(site)
+        except Exception:
+            self._storage_failed(site)
+            stored = None
+        entry = self._restore(stored)
+        if entry is not None:
+            return entry
+        # An expired entry carries the failure count and the last good rules.
+        self.stats.inc_value("robotstxt/cache/expired" if previous or stored else "robotstxt/cache/miss")
+        if previous is None and stored is not None:
+            previous = self.reader.ready(stored)
+        elif previous is not None and previous.body is None and stored is not None:
+            previous.body = stored.body  # so that a stale copy kept in use is stored whole
+        entry = await self.storage.fetch_once(site, partial(self._fetch, site, previous, request))
+        # Fetched by another crawler of a fleet, it comes without a parser: made ready here.
+        entry = self.reader.ready(entry) or entry
+        entry.body = None  # the storage keeps it; the hot tier keeps the parser
+        self.hot.put(entry)
+        return entry
+
+    def _restore(self, stored: RobotsEntry | None) -> RobotsEntry | None:
+        """A fresh stored entry, made ready and put in the hot tier; None if it cannot be."""
+        if stored is None or not stored.fresh(time.time()):
+            return None
+        entry = self.reader.ready(stored)
+        if entry is None:
+            return None
+        self.stats.inc_value("robotstxt/cache/restored")
+        entry.body = None
+        self.hot.put(entry)
+        return entry
+
+    def _storage_failed(self, site: str) -> None:
+        # A storage's own failures are its to absorb (see RobotsStorage): this is a bug.
+        logger.exception("%(storage)s failed to load %(site)s", {"storage": type(self.storage).__name__, "site": site},
+                         extra={"spider": self.crawler.spider})  # fmt: skip
+        self.stats.inc_value("robotstxt/cache/storage_errors")
+
+    async def _fetch(self, site: str, previous: RobotsEntry | None, request: Request) -> RobotsEntry:
+        if previous is not None and previous.action is Action.UNREACHABLE:
+            self.stats.inc_value("robotstxt/retry")
+        self.stats.inc_value("robotstxt/request_count")
+        result = await self.fetcher.fetch(site, via=request)
+        if self.room.closing:
+            # The fetch was cut short by the close: its outcome says nothing of the site.
+            raise CrawlClosing(site, "being fetched")
+        decision = decide(result, previous, time.time(), self.config)
+        self._count_fetch(decision, result)
+        entry = decision.entry
+        if entry.action is Action.PARSE and entry.parser is None:  # a body to read: not a stale copy
+            entry = self.reader.ready(entry) or entry
+            if entry.parser is not None:
+                await self._parsed(entry, request)
+                self._count_delay(entry)
+        self.stats.inc_value(f"robotstxt/policy/{entry.action.value}")
+        level, message = describe(decision, result, self.room.waiting_for(site), self.config)
+        logger.log(level, message, extra={"spider": self.crawler.spider})
+        shared = self.pacing.fetched(entry, result)
+        if shared is not None:
+            await shared
+        return entry
+
+    async def _parsed(self, entry: RobotsEntry, request: Request) -> None:
+        robots_parsed = getattr(signals, "robots_parsed", None)  # Scrapy 2.18+
+        if robots_parsed is not None and entry.parser is not None:
+            await self.crawler.signals.send_catch_log_async(
+                # As Scrapy's middleware: the parser, and the request that needed it.
+                signal=robots_parsed, robotparser=getattr(entry.parser, "wrapped", entry.parser), request=request
+            )
+
+    def _count_fetch(self, decision: Decision, result: FetchResult) -> None:
+        stats = self.stats
+        if result.response is None:
+            stats.inc_value(f"robotstxt/exception_count/{type(result.error)}")
+            if decision.kind == REFUSED:
+                stats.inc_value("robotstxt/fetch_refused")
+        else:
+            stats.inc_value("robotstxt/response_count")
+            stats.inc_value(f"robotstxt/response_status_count/{result.response.status}")
+        if decision.stale:
+            stats.inc_value("robotstxt/cache/stale_used")
+        elif decision.entry.action is Action.PARSE and result.truncated:
+            stats.inc_value("robotstxt/truncated")
+
+    def _count_delay(self, entry: RobotsEntry) -> None:
+        delay, stats = entry.delay, self.stats
+        if delay is None:
+            return
+        stats.inc_value("robotstxt/crawl_delay/sites")
+        stats.max_value("robotstxt/crawl_delay/max", delay.applied)
+        if delay.clamped or delay.skip:
+            stats.inc_value(f"robotstxt/crawl_delay/{'clamped' if delay.clamped else 'skipped'}")
+            logger.warning(
+                "robots.txt for %(site)s asks a delay of %(asked)gs, above ROBOTSTXT_MAX_CRAWL_DELAY "
+                "(%(max)gs): %(what)s",
+                {
+                    "site": entry.site,
+                    "asked": delay.asked,
+                    "max": self.config.max_crawl_delay,
+                    "what": "clamped to the maximum" if delay.clamped else "the site is skipped",
+                },
+                extra={"spider": self.crawler.spider},
+            )

@@ -1,0 +1,100 @@
+"""May this request be downloaded, given what is known of its site's robots.txt?
+
+:func:`verdict` is the answer, as a plain function of the site's entry, the request and
+the crawl's configuration: the middleware calls it on every request, ``scrapy robots``
+calls it to say what a crawl would do. It never raises and changes nothing but the
+request's ``robotstxt_usage`` meta key (with ``ROBOTSTXT_USAGE`` set).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scrapy.utils.httpobj import urlparse_cached
+
+from scrapy_robots.cache.entry import Action
+from scrapy_robots.usage import DENIED_REASON as USAGE_DENIED, check_request
+
+if TYPE_CHECKING:
+    from scrapy.http import Request
+
+    from scrapy_robots.cache import RobotsEntry
+    from scrapy_robots.config import RobotsConfig
+
+logger = logging.getLogger(__name__)
+
+#: The start of every IgnoreRequest message for a request robots.txt keeps out.
+FORBIDDEN = "Forbidden by robots.txt"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    allowed: bool
+    reason: str | None = None  #: the IgnoreRequest message, or what went wrong
+    stat: str = ""  #: the stats key counting this outcome; "" for a plain allow
+
+
+ALLOWED = Verdict(True)
+#: The parser raised: the request is allowed, and the failure counted.
+PARSER_FAILED = Verdict(True, "the parser failed", "robotstxt/parser_error")
+EXCLUDED = Verdict(False, f"{FORBIDDEN}: excluded domain (ROBOTSTXT_EXCLUDED_DOMAINS)", "robotstxt/denied/excluded")
+DISALLOWED = Verdict(False, FORBIDDEN, "robotstxt/forbidden")
+
+
+def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig) -> Verdict:
+    """May ``request`` be downloaded, given its site's ``entry``? Never raises."""
+    action = entry.action
+    if action is Action.ALLOW:
+        return ALLOWED
+    if action is not Action.PARSE:
+        return _by_policy(entry)
+    assert entry.parser is not None
+    if entry.delay is not None and entry.delay.skip:
+        return Verdict(
+            False,
+            f"{FORBIDDEN}: Crawl-delay {entry.delay.asked:g}s exceeds ROBOTSTXT_MAX_CRAWL_DELAY "
+            f"({config.max_crawl_delay:g}s)",
+            "robotstxt/denied/crawl_delay",
+        )
+    if urlparse_cached(request).path == "/robots.txt":
+        return ALLOWED  # RFC 9309 2.2.2: /robots.txt itself is always allowed
+    agent = user_agent(request, config)
+    try:
+        allowed = entry.parser.allowed(request.url, agent)
+    except Exception:
+        logger.exception(
+            "%(parser)s failed on %(url)s; the request is allowed", {"parser": config.parser_name, "url": request.url}
+        )
+        return PARSER_FAILED
+    if not allowed:
+        return DISALLOWED
+    if entry.usage is not None and config.usage is not None:
+        agent = agent.decode("latin-1") if isinstance(agent, bytes) else agent
+        denied = check_request(config.usage, entry.usage, request.url, agent, request.meta)
+        if denied is not None:
+            return Verdict(False, f"{USAGE_DENIED}: {denied.reason}", f"robotstxt/usage/denied/{denied.purpose}")
+    return ALLOWED
+
+
+def _by_policy(entry: RobotsEntry) -> Verdict:
+    """The verdict for every URL of a site whose robots.txt was not parsed."""
+    if entry.action is Action.EXCLUDED:
+        return EXCLUDED
+    if entry.action is Action.DENY:
+        return Verdict(
+            False, f"{FORBIDDEN}: deny all (robots.txt answered HTTP {entry.status})", "robotstxt/denied/deny_all"
+        )
+    return Verdict(
+        False,
+        f"{FORBIDDEN}: robots.txt unreachable ({entry.error or f'HTTP {entry.status}'}) "
+        f"after {entry.failures} attempt(s)",
+        "robotstxt/denied/unreachable",
+    )
+
+
+def user_agent(request: Request, config: RobotsConfig) -> str | bytes:
+    """The agent ``request`` obeys robots.txt as: ``ROBOTSTXT_USER_AGENT``, else its own
+    ``User-Agent`` header, else the crawl's (Scrapy's middleware does the same)."""
+    return config.user_agent or request.headers.get(b"User-Agent") or config.default_user_agent

@@ -1,0 +1,244 @@
+"""The decision after a robots.txt download, and the verdict on a request: pure
+functions, tested as tables (the crawls in test_status_policy.py run the same rules
+end to end)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Request, Response
+from scrapy.settings import Settings
+
+from scrapy_robots.cache import RobotsEntry
+from scrapy_robots.config import RobotsConfig
+from scrapy_robots.decision import REDIRECT_LOOP, REFUSED, TOO_LARGE, decide, describe, failure_kind, worth_waiting
+from scrapy_robots.delay import SiteDelay
+from scrapy_robots.fetch import FetchResult
+from scrapy_robots.parsers import RFC9309Parser
+from scrapy_robots.policy import Action
+from scrapy_robots.verdict import ALLOWED, PARSER_FAILED, verdict
+
+SITE = "https://shop.example:443"
+URL = "https://shop.example/robots.txt"
+NOW = 1_000_000.0
+DAY = 86_400.0
+RULES = b"User-agent: *\nDisallow: /private\n"
+
+
+def config(**settings: object) -> RobotsConfig:
+    return RobotsConfig.from_settings(Settings(settings))
+
+
+def answered(status: int, body: bytes = RULES, headers: dict[str, str] | None = None) -> FetchResult:
+    response = Response(URL, status=status, body=body, headers=headers)
+    return FetchResult(requested_url=URL, url=URL, response=response, body=body, site=SITE)
+
+
+def failed(exc: BaseException) -> FetchResult:
+    return FetchResult(requested_url=URL, url=URL, error=exc, site=SITE)
+
+
+def unreachable(failures: int, since: float = NOW - 60) -> RobotsEntry:
+    return RobotsEntry(
+        site=SITE, action=Action.UNREACHABLE, fetched_at=NOW - 1, expires_at=NOW - 1, status=503,
+        failures=failures, unreachable_since=since,
+    )  # fmt: skip  (the record's fields, as it is stored)
+
+
+def parsed(body: bytes = RULES) -> RobotsEntry:
+    return RobotsEntry(
+        site=SITE, action=Action.PARSE, fetched_at=NOW - DAY, expires_at=NOW - 1, status=200,
+        parser=RFC9309Parser(body), body=body,
+    )  # fmt: skip  (the record's fields, as it is stored)
+
+
+@pytest.mark.parametrize(
+    ("result", "action", "lifetime"),
+    [
+        (answered(200), Action.PARSE, DAY),
+        (answered(200, headers={"Cache-Control": "max-age=600"}), Action.PARSE, 600),
+        (answered(200, headers={"Cache-Control": "max-age=5"}), Action.PARSE, 60),  # at least a minute
+        (answered(404), Action.ALLOW, DAY),
+        (answered(410), Action.ALLOW, DAY),
+        (answered(401), Action.DENY, DAY),
+        (answered(403), Action.DENY, DAY),
+        (answered(429), Action.UNREACHABLE, 30),
+        (answered(503), Action.UNREACHABLE, 30),
+        (answered(302), Action.ALLOW, DAY),  # a redirect not followed: "unavailable"
+        (answered(700), Action.UNREACHABLE, 30),  # outside every class: no usable answer
+        (failed(ConnectionRefusedError("refused")), Action.UNREACHABLE, 30),
+        (failed(IgnoreRequest("max redirections reached")), Action.ALLOW, DAY),  # the 3xx row
+        (failed(IgnoreRequest("Forbidden by a proxy middleware")), Action.ALLOW, DAY),
+        (failed(IgnoreRequest("Ignored response: cannot decompress, above 5120000 bytes")), Action.UNREACHABLE, 30),
+    ],
+)
+def test_first_outcome_of_a_site(result, action, lifetime):
+    entry = decide(result, None, NOW, config()).entry
+    assert (entry.action, entry.expires_at - NOW) == (action, lifetime)
+    assert entry.site == SITE
+    assert entry.body == (RULES if action is Action.PARSE else None)
+    assert entry.failures == (1 if action is Action.UNREACHABLE else 0)
+
+
+def test_the_parsed_body_loses_its_bom_and_keeps_bad_bytes_as_escapes():
+    latin1 = b"\xef\xbb\xbfUser-agent: *\nDisallow: /caf\xe9\n"
+    entry = decide(answered(200, latin1), None, NOW, config()).entry
+    assert entry.body == b"User-agent: *\nDisallow: /caf%E9\n"
+
+
+@pytest.mark.parametrize(
+    ("exc", "kind"),
+    [
+        (ConnectionRefusedError(), "network"),
+        (TimeoutError(), "network"),
+        (IgnoreRequest("max redirections reached"), REDIRECT_LOOP),
+        (IgnoreRequest("Cannot decompress the response"), TOO_LARGE),
+        (IgnoreRequest("Offsite request"), REFUSED),
+    ],
+)
+def test_failure_kinds(exc, kind):
+    assert failure_kind(exc) == kind
+    assert decide(failed(exc), None, NOW, config()).kind == kind
+
+
+def test_a_redirect_loop_follows_the_3xx_row():
+    loop = failed(IgnoreRequest("max redirections reached"))
+    assert decide(loop, None, NOW, config(ROBOTSTXT_STATUS_POLICY={"3xx": "deny"})).entry.action is Action.DENY
+
+
+def test_the_presets_and_overrides():
+    assert decide(answered(403), None, NOW, config(ROBOTSTXT_STATUS_POLICY="rfc9309")).entry.action is Action.ALLOW
+    assert decide(answered(503), None, NOW, config(ROBOTSTXT_STATUS_POLICY={503: "allow"})).entry.action is Action.ALLOW
+    scrapy = config(ROBOTSTXT_STATUS_POLICY="scrapy")
+    assert decide(answered(404), None, NOW, scrapy).entry.action is Action.PARSE
+    assert decide(failed(ConnectionRefusedError()), None, NOW, scrapy).entry.action is Action.ALLOW
+
+
+@pytest.mark.parametrize(("failures", "backoff"), [(1, 60), (2, 120), (3, 240), (7, 3600), (20, 3600)])
+def test_unreachable_backoff_doubles_up_to_the_maximum(failures, backoff):
+    entry = decide(answered(503), unreachable(failures), NOW, config()).entry
+    assert entry.failures == failures + 1
+    assert entry.expires_at - NOW == backoff
+    assert entry.unreachable_since == NOW - 60  # the outage's start is carried on
+
+
+def test_worth_waiting_while_within_the_retries():
+    settings = config(ROBOTSTXT_UNREACHABLE_RETRY_TIMES=2)
+    assert [worth_waiting(decide(answered(503), unreachable(n), NOW, settings).entry, settings) for n in range(4)] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+
+
+def test_a_stale_copy_is_kept_while_unreachable():
+    previous = parsed()
+    decision = decide(answered(503), previous, NOW, config())
+    entry = decision.entry
+    assert decision.stale
+    assert (entry.action, entry.parser, entry.body, entry.failures) == (Action.PARSE, previous.parser, RULES, 1)
+    assert entry.expires_at - NOW == 30  # tried again soon; the rules meanwhile are the last good ones
+
+
+def test_after_30_days_unreachable_the_site_is_allowed():
+    decision = decide(answered(503), unreachable(40, since=NOW - 31 * DAY), NOW, config())
+    assert decision.entry.action is Action.ALLOW
+    assert not decision.stale
+    assert decision.entry.expires_at - NOW == DAY
+    level, message = describe(decision, answered(503), 0, config())
+    assert "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER" in message and "previous copy" not in message
+
+
+@pytest.mark.parametrize(
+    ("result", "previous", "waiting", "level", "words"),
+    [
+        (answered(200), None, 0, logging.INFO, "HTTP 200 -> parse, 33 bytes, parser RFC9309Parser"),
+        (answered(404), None, 0, logging.INFO, "HTTP 404 -> allow"),
+        (answered(503), None, 3, logging.WARNING, "attempt 1 of 4: 3 request(s) wait, next attempt in 30s"),
+        (answered(503), unreachable(1), 3, logging.INFO, "attempt 2 of 4"),
+        (answered(503), unreachable(4), 2, logging.WARNING, "attempt 5: 2 waiting request(s) ignored"),
+        (answered(503), unreachable(4), 0, logging.INFO, "attempt 5: 0 waiting request(s) ignored"),
+        (answered(503), parsed(), 0, logging.INFO, "(previous copy kept), attempt 1, next in 30s"),
+        (failed(ConnectionRefusedError("no")), None, 0, logging.WARNING, "ConnectionRefusedError: no -> unreachable"),
+        (failed(IgnoreRequest("Offsite")), None, 0, logging.INFO, "(a downloader middleware refused"),
+    ],
+)
+def test_one_log_line_per_outcome(result, previous, waiting, level, words):
+    decision = decide(result, previous, NOW, config())
+    if decision.entry.action is Action.PARSE and decision.entry.parser is None:
+        decision.entry.parser = RFC9309Parser(decision.entry.body or b"")
+    got_level, message = describe(decision, result, waiting, config())
+    assert message.startswith(f"robots.txt for {SITE}: ")
+    assert words in message
+    assert got_level == level
+
+
+def test_a_redirect_is_named_in_the_line():
+    result = answered(404)
+    result.url = "https://www.shop.example/robots.txt"
+    assert describe(decide(result, None, NOW, config()), result, 0, config())[1].endswith(
+        "(redirected to https://www.shop.example/robots.txt)"
+    )
+
+
+# -- the verdict ---------------------------------------------------------------------
+
+
+def entry_of(action: Action, **fields: object) -> RobotsEntry:
+    return RobotsEntry(site=SITE, action=action, fetched_at=NOW, expires_at=NOW + DAY, **fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("entry", "url", "allowed", "stat"),
+    [
+        (entry_of(Action.ALLOW), "/private", True, ""),
+        (entry_of(Action.DENY, status=403), "/", False, "robotstxt/denied/deny_all"),
+        (entry_of(Action.UNREACHABLE, status=503, failures=2), "/", False, "robotstxt/denied/unreachable"),
+        (entry_of(Action.EXCLUDED), "/", False, "robotstxt/denied/excluded"),
+        (entry_of(Action.PARSE, parser=RFC9309Parser(RULES)), "/public", True, ""),
+        (entry_of(Action.PARSE, parser=RFC9309Parser(RULES)), "/private/x", False, "robotstxt/forbidden"),
+        # RFC 9309 2.2.2: /robots.txt itself is always allowed, whatever the rules.
+        (entry_of(Action.PARSE, parser=RFC9309Parser(b"User-agent: *\nDisallow: /\n")), "/robots.txt", True, ""),
+        (
+            entry_of(Action.PARSE, parser=RFC9309Parser(RULES), delay=SiteDelay(120, 60, skip=True)),
+            "/public",
+            False,
+            "robotstxt/denied/crawl_delay",
+        ),
+    ],
+)
+def test_verdict_table(entry, url, allowed, stat):
+    answer = verdict(entry, Request(f"https://shop.example{url}"), config())
+    assert (answer.allowed, answer.stat) == (allowed, stat)
+    if not allowed:
+        assert answer.reason.startswith("Forbidden by robots.txt")
+
+
+def test_the_reason_names_the_status_and_attempts():
+    answer = verdict(entry_of(Action.UNREACHABLE, status=503, failures=2), Request("https://shop.example/"), config())
+    assert answer.reason == "Forbidden by robots.txt: robots.txt unreachable (HTTP 503) after 2 attempt(s)"
+
+
+class _Broken(RFC9309Parser):
+    def allowed(self, url, user_agent=None):
+        raise RuntimeError("boom")
+
+
+def test_a_parser_that_raises_allows_and_is_counted(caplog):
+    entry = entry_of(Action.PARSE, parser=_Broken(RULES))
+    with caplog.at_level(logging.ERROR):
+        answer = verdict(entry, Request("https://shop.example/private"), config())
+    assert answer is PARSER_FAILED and answer.allowed and answer.stat == "robotstxt/parser_error"
+    assert "failed on https://shop.example/private; the request is allowed" in caplog.text
+
+
+def test_the_agent_obeyed_is_robotstxt_user_agent_then_the_request_s():
+    rules = RFC9309Parser(b"User-agent: FooBot\nDisallow: /\n")
+    entry = entry_of(Action.PARSE, parser=rules)
+    foo = Request("https://shop.example/x", headers={"User-Agent": "FooBot/1.0"})
+    assert not verdict(entry, foo, config()).allowed
+    assert verdict(entry, foo, config(ROBOTSTXT_USER_AGENT="BarBot")).allowed
+    assert verdict(entry, Request("https://shop.example/x"), config(USER_AGENT="BarBot/2")) is ALLOWED
