@@ -110,9 +110,11 @@ def test_every_backend_gives_the_same_verdicts_on_a_latin1_file(body):
         assert verdicts == expected, parser_class.__name__
 
 
-# --- 2. a User-agent name cut at a non-ASCII letter -----------------------------
-# Google reads "User-agent: B\u00e4r" as "B", and compares a crawler's whole name
-# with it: a crawler named "B\u00f6" is not "B".
+# --- 2. a User-agent name with a non-ASCII letter ------------------------------
+# Google reads "User-agent: B\u00e4r" as "B" (its product tokens are ASCII) and a
+# crawler named "B\u00e4r" then obeys "*". We read a name the same way on both
+# sides, letters beyond ASCII included (as Protego does): "B\u00e4r" obeys its own
+# group, and neither "B" nor "B\u00f6" obey it.
 
 BAER = "User-agent: B\u00e4r\nDisallow: /\n"
 
@@ -123,13 +125,15 @@ BAER = "User-agent: B\u00e4r\nDisallow: /\n"
         ("B\u00f6", True),
         ("b\u00d6", True),
         ("Mozilla/5.0 (compatible; B\u00f6/1.0; +https://b.example/bot)", True),
-        ("B\u00e4r", True),  # Google: "B\u00e4r" is not "B" either
-        ("B", False),
-        ("b", False),
-        ("B/1.0", False),
+        ("B\u00e4r", False),  # its own group (Google: allowed, the line names "B")
+        ("b\u00c4R", False),
+        ("Mozilla/5.0 (compatible; B\u00e4r/1.0)", False),
+        ("B", True),  # not "B\u00e4r" (Google: denied)
+        ("b", True),
+        ("B/1.0", True),
     ],
 )
-def test_an_agent_with_a_non_ascii_letter_is_not_cut_to_its_ascii_start(agent, expected):
+def test_an_agent_with_a_non_ascii_letter_is_read_whole_on_both_sides(agent, expected):
     assert allowed(BAER, "/x", agent) is expected
 
 

@@ -14,20 +14,29 @@ if TYPE_CHECKING:
     from scrapy_robots.rfc9309._options import AgentMatching
 
 GLOBAL: Final = "*"
-# RFC 9309 product tokens are letters, "-" and "_"; like Google, a User-agent
-# line is read up to the first other character ("Googlebot/2.1" names Googlebot).
-_TOKEN: Final = re.compile(r"[A-Za-z_-]*")
+# RFC 9309 product tokens are letters, "-" and "_"; like Google, a name is read up to
+# the first other character ("Googlebot/2.1" names Googlebot). Letters beyond ASCII are
+# letters: "User-agent: UnicödeBöt" names the crawler UnicödeBöt, as Protego reads it.
+# Cut at the "ö" (Google's ASCII class), the line would name "unic", a group no crawler
+# is named after, and UnicödeBöt would obey "*".
+_TOKEN: Final = re.compile(r"(?:[^\W\d]|-)*")
 _NON_ASCII: Final = re.compile(r"[^\x00-\x7f]")
 
 
+def name_key(name: str) -> str:
+    """The one reading of a name, on a ``User-agent`` line and in a crawler's name
+    alike: its leading letters, ``_`` and ``-``, lower-cased ("" if none)."""
+    return _TOKEN.match(name).group().lower()  # type: ignore[union-attr]  # matches "" at worst
+
+
 def agent_key(value: str) -> str:
-    """The key a ``User-agent`` value is matched by: ``"*"`` or a lower-cased token.
+    """The key a ``User-agent`` value is matched by: ``"*"`` or :func:`name_key`.
 
     Like Google, ``* anything`` still names every crawler.
     """
     if value[:1] == "*" and (len(value) == 1 or value[1] in " \t\v\f"):
         return GLOBAL
-    return _TOKEN.match(value).group().lower()  # type: ignore[union-attr]  # matches "" at worst
+    return name_key(value)
 
 
 def index_groups(groups: Sequence[Group]) -> dict[str, tuple[Group, ...]]:
@@ -86,7 +95,9 @@ def token_of(user_agent: str) -> str:
     if token is None:
         if len(_TOKENS) > 1024:
             _TOKENS.clear()
-        token = _TOKENS[user_agent] = crawler_name(user_agent).lower()
+        # The same reading as the lines' (agent_key): a crawler named "FooBot2" obeys
+        # "User-agent: FooBot2", which names "foobot". A name with no letters obeys "*".
+        token = _TOKENS[user_agent] = name_key(crawler_name(user_agent)) or GLOBAL
     return token
 
 
