@@ -24,20 +24,20 @@ from scrapy_robots.rfc9309 import normalize, parse_robotstxt
 # The linter must see groups exactly as the parser builds them (a Sitemap line does
 # not close a run of User-agent lines, rules before any User-agent belong to nobody):
 # it extends the parser's own builder rather than restate those rules.
-from scrapy_robots.rfc9309._groups import GroupBuilder
+from scrapy_robots._sfv import parse_sf_dictionary
+from scrapy_robots.rfc9309 import (
+    GroupBuilder,
+    parse_clean_param,
+    parse_crawl_delay,
+    parse_request_rate,
+    parse_visit_time,
+)
 from scrapy_robots.usage import (
     SIGNALS,
     USAGE_LABELS,
     parse_content_signal,
     parse_content_usage,
-    parse_sf_dictionary,
     split_usage_rule,
-)
-from scrapy_robots.rfc9309._values import (
-    parse_clean_param,
-    parse_crawl_delay,
-    parse_request_rate,
-    parse_visit_time,
 )
 
 #: RFC 9309 2.5: crawlers must parse at least 500 KiB; many stop right there.

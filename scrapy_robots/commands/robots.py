@@ -47,8 +47,7 @@ from scrapy_robots.parsers import (
     default_user_agent,
 )
 from scrapy_robots.policy import Action
-from scrapy_robots.rfc9309 import parse_robotstxt
-from scrapy_robots.rfc9309._groups import GroupBuilder
+from scrapy_robots.rfc9309 import GroupBuilder, parse_robotstxt
 from scrapy_robots.slots import slot_delay, user_delay as slot_user_delay
 from scrapy_robots.useragent import product_token
 from scrapy_robots.verdict import user_agent, verdict

@@ -9,12 +9,14 @@ Usable without Scrapy::
     print(robots.explain("https://example.com/private/x", "FooBot"))
 
 Anything else that reads robots.txt (a linter, statistics) subclasses
-:class:`RobotsTxtHandler` and walks the file with :func:`parse_robotstxt`.
+:class:`RobotsTxtHandler` (every line as an event) or :class:`GroupBuilder` (the
+groups as RFC 9309 forms them) and walks the file with :func:`parse_robotstxt`.
 """
 
 from __future__ import annotations
 
-from scrapy_robots.rfc9309._agents import agent_key, select_groups
+from scrapy_robots.rfc9309._agents import agent_key, name_key, select_groups
+from scrapy_robots.rfc9309._groups import Group, GroupBuilder
 from scrapy_robots.rfc9309._matcher import Rule
 from scrapy_robots.rfc9309._options import (
     AGENT_MATCHINGS,
@@ -42,8 +44,16 @@ from scrapy_robots.rfc9309._tokenizer import (
     directive_of,
     parse_robotstxt,
 )
-from scrapy_robots.rfc9309._url import normalize, path_of
-from scrapy_robots.rfc9309._values import CleanParam, RequestRate, VisitTime
+from scrapy_robots.rfc9309._url import normalize, normalize_url_path, path_of
+from scrapy_robots.rfc9309._values import (
+    CleanParam,
+    RequestRate,
+    VisitTime,
+    parse_clean_param,
+    parse_crawl_delay,
+    parse_request_rate,
+    parse_visit_time,
+)
 
 __all__ = [
     "AGENT_MATCHINGS",
@@ -64,6 +74,8 @@ __all__ = [
     "CleanParam",
     "EmptyRules",
     "Explanation",
+    "Group",
+    "GroupBuilder",
     "Options",
     "Precedence",
     "RequestRate",
@@ -73,8 +85,14 @@ __all__ = [
     "VisitTime",
     "agent_key",
     "directive_of",
+    "name_key",
     "normalize",
+    "normalize_url_path",
+    "parse_clean_param",
+    "parse_crawl_delay",
+    "parse_request_rate",
     "parse_robotstxt",
+    "parse_visit_time",
     "path_of",
     "select_groups",
 ]

@@ -45,7 +45,25 @@ class Group:
 
 
 class GroupBuilder(RobotsTxtHandler):
-    """Collects groups and the file-wide records; compiles nothing (that is lazy)."""
+    """The groups of a robots.txt, as RFC 9309 forms them: a public extension point.
+
+    Walk a file with ``parse_robotstxt(body, builder)``: each ``handle_*`` method is
+    called once per line of that directive, in file order, with the line's number
+    (1-based) and its value as written (trimmed, comment removed). After the walk:
+
+    - ``groups``: one :class:`Group` per run of ``User-agent`` lines and the records
+      after it (``agents``: ``(line, value, key)``; ``rules``: ``(line, allow?, path)``;
+      the group's first ``crawl_delay``, ``request_rate``, ``visit_time``; its
+      ``Content-Signal`` and ``Content-Usage`` lines);
+    - the file-wide records: ``sitemaps``, the first ``host``, ``clean_params``, and
+      ``stray_preferences`` (usage lines before any ``User-agent``: nobody's).
+
+    A subclass that reads robots.txt otherwise (the linter, ``scrapy robots --summary``)
+    overrides a ``handle_*`` method, calls ``super()`` to keep the grouping, and adds
+    its own bookkeeping: the file is tokenized once, whatever reads it. The builder
+    compiles nothing; :class:`~scrapy_robots.rfc9309.RobotsTxt` compiles the groups it
+    is asked about, lazily.
+    """
 
     def __init__(self) -> None:
         self.groups: list[Group] = []

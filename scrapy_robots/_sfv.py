@@ -1,0 +1,144 @@
+"""RFC 9651 (Structured Field Values) dictionaries: the subset that ``Content-Signal``
+and ``Content-Usage`` use (robots.txt lines and the ``Content-Usage`` response header).
+
+Strict, as the RFC asks: any error fails the whole field. No Scrapy import.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+
+class Token(str):
+    """An RFC 9651 token (``y``), told apart from a string (``"y"``)."""
+
+
+_KEY: Final = re.compile(r"[a-z*][a-z0-9_.*-]*")
+_TOKEN: Final = re.compile(r"[A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*")
+_NUMBER: Final = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,3})?")
+_BYTES: Final = re.compile(r":[A-Za-z0-9+/=]*:")
+
+
+class _Malformed(Exception):
+    pass
+
+
+def parse_sf_dictionary(text: str) -> dict[str, Any] | None:
+    """An RFC 9651 Dictionary as ``{key: value}``, or None when ``text`` is not one.
+
+    Strict, as the RFC asks: any error fails the whole field. Values are
+    :class:`Token`, ``str``, ``int``, ``float``, ``bool``, ``bytes`` (undecoded) or a
+    ``list`` (an inner list); parameters are parsed and dropped. A key given
+    twice keeps its last value.
+    """
+    try:
+        return _dictionary(text)
+    except _Malformed:
+        return None
+
+
+def _dictionary(text: str) -> dict[str, Any]:
+    if not text.isascii():
+        raise _Malformed
+    s = text.strip(" ")
+    out: dict[str, Any] = {}
+    i, n = 0, len(s)
+    while i < n:
+        key, i = _match(_KEY, s, i)
+        value: Any
+        if i < n and s[i] == "=":
+            i += 1
+            if i < n and s[i] == "(":
+                value, i = _inner_list(s, i)
+            else:
+                value, i = _bare_item(s, i)
+        else:
+            value = True
+        i = _parameters(s, i)
+        out[key] = value
+        while i < n and s[i] in " \t":
+            i += 1
+        if i == n:
+            break
+        if s[i] != ",":
+            raise _Malformed
+        i += 1
+        while i < n and s[i] in " \t":
+            i += 1
+        if i == n:
+            raise _Malformed  # a trailing comma
+    return out
+
+
+def _match(pattern: re.Pattern[str], s: str, i: int) -> tuple[str, int]:
+    found = pattern.match(s, i)
+    if found is None:
+        raise _Malformed
+    return found.group(), found.end()
+
+
+def _bare_item(s: str, i: int) -> tuple[Any, int]:
+    if i >= len(s):
+        raise _Malformed
+    c = s[i]
+    if c == '"':
+        out = []
+        i += 1
+        while i < len(s):
+            c = s[i]
+            if c == "\\":
+                if i + 1 >= len(s) or s[i + 1] not in '"\\':
+                    raise _Malformed
+                out.append(s[i + 1])
+                i += 2
+            elif c == '"':
+                return "".join(out), i + 1
+            elif " " <= c <= "~":
+                out.append(c)
+                i += 1
+            else:
+                raise _Malformed
+        raise _Malformed
+    if c == "?":
+        if s[i + 1 : i + 2] in ("0", "1"):
+            return s[i + 1] == "1", i + 2
+        raise _Malformed
+    if c == ":":
+        value, i = _match(_BYTES, s, i)
+        return value[1:-1].encode(), i
+    if c == "-" or c.isdigit():
+        value, i = _match(_NUMBER, s, i)
+        return (float(value) if "." in value else int(value)), i
+    value, i = _match(_TOKEN, s, i)
+    return Token(value), i
+
+
+def _inner_list(s: str, i: int) -> tuple[list[Any], int]:
+    i += 1  # "("
+    items: list[Any] = []
+    while i < len(s):
+        while i < len(s) and s[i] == " ":
+            i += 1
+        if i < len(s) and s[i] == ")":
+            return items, i + 1
+        item, i = _bare_item(s, i)
+        i = _parameters(s, i)
+        items.append(item)
+        if i < len(s) and s[i] not in " )":
+            raise _Malformed
+    raise _Malformed
+
+
+def _parameters(s: str, i: int) -> int:
+    while i < len(s) and s[i] == ";":
+        i += 1
+        while i < len(s) and s[i] == " ":
+            i += 1
+        _, i = _match(_KEY, s, i)
+        if i < len(s) and s[i] == "=":
+            _, i = _bare_item(s, i + 1)
+    return i
+
+
+# -- the lines of robots.txt ----------------------------------------------------
