@@ -1,0 +1,363 @@
+"""The crawl behind ``scrapy robots``: a spider that asks the enabled middleware about
+each URL (``robots_for``), answers with the crawl's own :func:`~scrapy_robots.verdict.verdict`,
+and downloads nothing but robots.txt; and the components the command adds to that crawl
+(a recording parser, a local robots.txt file, the raw bodies for ``--lint``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Spider
+from scrapy.http import Request, Response
+from scrapy.utils.misc import build_from_crawler, load_object
+
+from scrapy_robots.commands.robots_text import (
+    UNSUPPORTED,
+)
+from scrapy_robots.config import RobotsConfig
+from scrapy_robots.decoding import charset_from_content_type
+from scrapy_robots.fetch import FETCH_META, robots_url
+from scrapy_robots.lint import Finding, lint_robotstxt
+from scrapy_robots.parsers import (
+    DirectiveNotSupported,
+    RobotParser,
+    as_robot_parser,
+    default_user_agent,
+)
+from scrapy_robots.policy import Action
+from scrapy_robots.slots import slot_delay
+from scrapy_robots.slots import user_delay as slot_user_delay
+from scrapy_robots.summary import summarize_robotstxt
+from scrapy_robots.useragent import product_token
+from scrapy_robots.verdict import user_agent, verdict
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from scrapy.crawler import Crawler
+
+    from scrapy_robots.cache import RobotsEntry
+    from scrapy_robots.middleware import RobotsTxtMiddleware
+
+#: ``--parser`` short names, in the order ``--compare`` prints them.
+BACKENDS: dict[str, str] = {
+    "rfc9309": "scrapy_robots.parsers.RFC9309Parser",
+    "protego": "scrapy_robots.parsers.ProtegoParser",
+    "python": "scrapy_robots.parsers.PythonParser",
+    "rerp": "scrapy_robots.parsers.RerpParser",
+    "reppy": "scrapy_robots.parsers.ReppyParser",
+    "google": "scrapy_robots.parsers.GoogleParser",
+}
+
+# Settings through which the command hands objects to the components it adds.
+PARSER_SETTING = "ROBOTS_COMMAND_PARSER"
+MIDDLEWARE_SETTING = "ROBOTS_COMMAND_MIDDLEWARE"
+FILE_SETTING = "ROBOTS_COMMAND_FILE"
+LOCAL_FILE_MIDDLEWARE = "scrapy_robots.commands.query.LocalRobotsFile"
+# After HttpCompressionMiddleware (590) has decompressed the response.
+RAW_BODIES_MIDDLEWARE = "scrapy_robots.commands.query.RawRobotsBodies"
+RECORDING_PARSER = "scrapy_robots.commands.query.RecordingParser"
+
+
+class RecordingParser(RobotParser):
+    """Builds the chosen ``ROBOTSTXT_PARSER`` class on the body the middleware hands
+    it, exactly as the middleware would, and keeps that body: ``--compare`` and
+    ``--lint`` then read the very bytes the crawl parsed (after the size cap and the
+    charset decoding), from one fetch."""
+
+    def __init__(self, robotstxt_body: bytes, parser: RobotParser):
+        super().__init__(robotstxt_body, parser.user_agent)
+        self.body = robotstxt_body
+        self.parser = parser
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> RecordingParser:
+        built = build_from_crawler(crawler.settings[PARSER_SETTING], crawler, robotstxt_body)
+        return cls(robotstxt_body, as_robot_parser(built, default_user_agent(crawler.settings)))
+
+    def supports(self, directive: str) -> bool:  # type: ignore[override]
+        return self.parser.supports(directive)
+
+    def allowed(self, url: str | bytes, user_agent: str | bytes | None = None) -> bool:
+        return self.parser.allowed(url, user_agent)
+
+    def crawl_delay(self, user_agent: str | bytes | None = None) -> float | None:
+        return self.parser.crawl_delay(user_agent)
+
+    def request_rate(self, user_agent: str | bytes | None = None) -> Any:
+        return self.parser.request_rate(user_agent)
+
+    def sitemaps(self) -> list[str]:
+        return self.parser.sitemaps()
+
+    def preferred_host(self) -> str | None:
+        return self.parser.preferred_host()
+
+
+class LocalRobotsFile:
+    """``--file``: a downloader middleware that answers the middleware's robots.txt
+    request with the local file (HTTP 200), so the size cap, the status policy, the
+    parser and the delay stay the crawl's own, and nothing touches the network."""
+
+    def __init__(self, body: bytes):
+        self.body = body
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> LocalRobotsFile:
+        return cls(crawler.settings[FILE_SETTING])
+
+    def process_request(self, request: Request, spider: Spider | None = None) -> Response | None:
+        if not request.meta.get(FETCH_META):
+            return None
+        return Response(
+            request.url, status=200, headers={"Content-Type": "text/plain"}, body=self.body, request=request
+        )
+
+
+class RawRobotsBodies:
+    """``--lint``: keeps each robots.txt response's body as it came (decompressed), with
+    its ``Content-Type``: the linter reads the bytes, before the middleware re-encodes
+    them as UTF-8 for the parser (bytes that are not UTF-8 are a finding)."""
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RawRobotsBodies:
+        return cls(crawler)
+
+    def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
+        if request.meta.get(FETCH_META):
+            bodies = getattr(self.crawler.spider, "raw_bodies", None)
+            if bodies is not None:
+                bodies[response.url] = (response.body, response.headers.get(b"Content-Type"))
+        return response
+
+
+class RobotsQuerySpider(Spider):
+    """Asks the enabled middleware about each URL; downloads nothing but robots.txt."""
+
+    name = "robots"
+
+    def __init__(
+        self,
+        checks: list[tuple[str, str | None]],
+        results: list[dict[str, Any]],
+        compare: bool = False,
+        lint: bool = False,
+        summary: bool = False,
+        **kwargs: Any,
+    ):
+        super().__init__(**kwargs)
+        self.checks = checks  # (absolute URL, user agent or None: the crawl's own)
+        self.results = results
+        self.compare = compare
+        self.lint = lint
+        self.summary = summary
+        self._by_site: dict[str, dict[str, Any]] = {}
+        self._backends: tuple[dict[str, Any], dict[str, str]] | None = None
+        #: robots.txt URL -> (body as received, Content-Type), filled by RawRobotsBodies.
+        self.raw_bodies: dict[str, tuple[bytes, bytes | None]] = {}
+        self.config: RobotsConfig  # the crawl's settings, as the middleware reads them (start)
+
+    async def start(self) -> AsyncIterator[Any]:
+        from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+        from twisted.internet.defer import DeferredList
+
+        from scrapy_robots.middleware import RobotsTxtMiddleware
+
+        mw = self.crawler.get_downloader_middleware(RobotsTxtMiddleware)
+        self.config = RobotsConfig.from_settings(self.crawler.settings)
+        if mw is None:
+            message = "scrapy_robots' RobotsTxtMiddleware is not enabled"
+            self.results[:] = [error_result(url, message) for url, _ in self.checks]
+            return
+        # Sites are fetched concurrently, as a crawl would; answers keep the input order.
+        await maybe_deferred_to_future(
+            DeferredList([deferred_from_coro(self._check(mw, i, *check)) for i, check in enumerate(self.checks)])
+        )
+        return
+        yield  # pragma: no cover - an async generator that yields no request
+
+    async def _check(self, mw: RobotsTxtMiddleware, index: int, url: str, agent: str | None) -> None:
+        try:
+            # An agent of its own goes as the request's User-Agent, which the middleware
+            # obeys as when ROBOTSTXT_USER_AGENT is not set (the command unsets it then).
+            request = Request(url, dont_filter=True, headers={"User-Agent": agent} if agent else None)
+            entry = await mw.robots_for(request)
+            self.results[index] = self._report(url, request, entry)
+        except Exception as exc:  # noqa: BLE001 - one line per URL, never a traceback
+            self.results[index] = error_result(url, f"{type(exc).__name__}: {exc}", agent)
+
+    def _report(self, url: str, request: Request, entry: RobotsEntry) -> dict[str, Any]:
+        from scrapy_robots.delay import read_site_delay
+
+        config = self.config
+        agent = as_text(user_agent(request, config))
+        recorded = entry.parser if isinstance(entry.parser, RecordingParser) else None
+        parser = recorded.parser if recorded is not None else entry.parser
+        if entry.action is Action.PARSE and parser is not None and config.crawl_delay:
+            # The site's delay was read for the crawl's agent; this one may have its own group.
+            delay = read_site_delay(parser, agent, config.max_crawl_delay, config.crawl_delay_exceeded)
+            entry = replace(entry, delay=delay)
+        answer = verdict(entry, request, config)
+        user_delay = slot_user_delay(self.crawler, request)
+        applied = entry.delay is not None and config.crawl_delay and not entry.delay.skip
+        report: dict[str, Any] = {
+            "url": url,
+            "allowed": answer.allowed,
+            "reason": answer.reason,
+            "error": None,
+            "user_agent": agent,
+            "product_token": product_token(agent),
+            "parser": class_name(self.crawler.settings[PARSER_SETTING]),
+            "middleware": self.crawler.settings[MIDDLEWARE_SETTING],
+            "robots_txt": {
+                "url": entry.url or robots_url(entry.site),
+                "status": entry.status,
+                "redirects": entry.redirects,
+                "size": entry.size,
+                "truncated": entry.truncated,
+                "policy": entry.action.value,
+                "error": entry.error,
+            },
+            "decision": _decision(parser, url, agent) if entry.action is Action.PARSE else None,
+            "usage": request.meta.get("robotstxt_usage"),  # ROBOTSTXT_USAGE / --usage, set by the verdict
+            "crawl_delay": _ask(parser, "crawl_delay", agent),
+            "request_rate": _ask(parser, "request_rate", agent),
+            "delay": asdict(entry.delay) if entry.delay is not None else None,
+            "user_delay": user_delay,
+            "slot_delay": slot_delay(user_delay, entry.delay.applied if applied and entry.delay else None),
+            "max_crawl_delay": config.max_crawl_delay,
+            "sitemaps": _ask(parser, "sitemaps"),
+        }
+        site = self._by_site.setdefault(entry.site, {})
+        if self.compare:
+            report["compare"] = self._compare(site, request, entry, agent, recorded)
+            report["not_installed"] = self._backends[1] if self._backends else {}
+        if self.lint:
+            if "lint" not in site:
+                site["lint"] = (
+                    [asdict(f) for f in self._lint(entry, recorded)] if recorded is not None else None
+                )
+            report["lint"] = site["lint"]
+        if self.summary:
+            if "summary" not in site:
+                site["summary"] = summarize_robotstxt(recorded.body) if recorded is not None else None
+            report["summary"] = site["summary"]
+        return report
+
+    def _lint(self, entry: RobotsEntry, recorded: RecordingParser) -> list[Finding]:
+        raw = self.raw_bodies.get(entry.url or "")
+        if raw is None:
+            return lint_robotstxt(recorded.body, truncated=entry.truncated)
+        # The bytes the crawl parsed: those received, up to the size cap.
+        body, content_type = raw
+        return lint_robotstxt(
+            body[: entry.size], encoding=charset_from_content_type(content_type), truncated=entry.truncated
+        )
+
+    def _compare(
+        self, site: dict[str, Any], request: Request, entry: RobotsEntry, agent: str,
+        recorded: RecordingParser | None,
+    ) -> dict[str, Any]:
+        from scrapy_robots.delay import read_site_delay
+
+        if self._backends is None:
+            self._backends = installed_backends(self.crawler)
+        columns = self._backends[0]
+        if "parsers" not in site:
+            # Every backend reads the bytes the crawl parsed; built once per site.
+            site["parsers"] = {
+                name: _build(self.crawler, cls, recorded.body) if recorded is not None else None
+                for name, cls in columns.items()
+            }
+        answers: dict[str, Any] = {}
+        config = self.config
+        for name, parser in site["parsers"].items():
+            if isinstance(parser, str):  # it could not parse this file
+                answers[name] = {"allowed": None, "crawl_delay": None, "error": parser}
+                continue
+            if parser is None:  # nothing parsed: the status policy decided, for every parser
+                answers[name] = {"allowed": verdict(entry, request, config).allowed, "crawl_delay": None, "error": None}
+                continue
+            delay = read_site_delay(parser, agent, config.max_crawl_delay, config.crawl_delay_exceeded)
+            answer = verdict(replace(entry, parser=parser, delay=delay if config.crawl_delay else None), request, config)
+            answers[name] = {"allowed": answer.allowed, "crawl_delay": _ask(parser, "crawl_delay", agent), "error": None}
+        return answers
+
+
+def installed_backends(crawler: Crawler) -> tuple[dict[str, Any], dict[str, str]]:
+    """The ``--compare`` columns, every backend whose library is installed here (and
+    the chosen parser when it is none of them); and the others, with the reason.
+
+    A backend whose library is missing is no answer about the file: an "error" in
+    every row would mark every row as a disagreement."""
+    backends: dict[str, Any] = {}
+    missing: dict[str, str] = {}
+    for name, path in BACKENDS.items():
+        try:
+            cls = load_object(path)
+            # reppy is imported when a file is parsed, not when its adapter is.
+            build_from_crawler(cls, crawler, b"")
+        except ImportError as exc:  # an optional library (reppy, google)
+            missing[name] = str(exc)
+            continue
+        except Exception:  # noqa: BLE001 - installed: its answer on the real file says more
+            pass
+        backends[name] = cls
+    chosen = crawler.settings[PARSER_SETTING]
+    if chosen not in backends.values():
+        backends[class_name(chosen)] = chosen
+    return backends, missing
+
+
+def _build(crawler: Crawler, cls: Any, body: bytes) -> RobotParser | str:
+    try:
+        return as_robot_parser(build_from_crawler(cls, crawler, body), default_user_agent(crawler.settings))
+    except Exception as exc:  # noqa: BLE001 - shown in its column
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _decision(parser: RobotParser | None, url: str, agent: str) -> dict[str, Any] | None:
+    explain = getattr(parser, "explain", None)
+    if explain is None:
+        return None
+    explanation = explain(url, agent)
+    rule = explanation.rule
+    return {
+        "group": [{"line": line, "user_agent": value} for line, value in explanation.group_lines],
+        "rule": {"line": rule.line, "text": rule.text, "allow": rule.allow} if rule is not None else None,
+        "explanation": explanation.reason,
+    }
+
+
+def _ask(parser: RobotParser | None, method: str, *args: Any) -> Any:
+    if parser is None:
+        return None
+    try:
+        value = getattr(parser, method)(*args)
+    except DirectiveNotSupported:
+        return UNSUPPORTED
+    if method == "request_rate" and value is not None:
+        return {"requests": value.requests, "seconds": value.seconds}
+    return value
+
+
+def error_result(url: str, message: str, agent: str | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"url": url, "allowed": None, "error": message}
+    if agent:
+        error["user_agent"] = agent
+    return error
+
+
+def as_text(value: str | bytes) -> str:
+    return value.decode("latin-1") if isinstance(value, bytes) else value
+
+
+def class_name(cls: Any) -> str:
+    return getattr(cls, "__name__", str(cls))
+
+
