@@ -67,7 +67,7 @@ format: $(INSTALLED)
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-test: $(INSTALLED) $(REPPY) $(SCRAPY_TESTS) redis-server docs
+test: $(INSTALLED) $(REPPY) $(SCRAPY_TESTS) redis-server lint docs
 	$(PY) -m pytest -q
 
 typecheck: $(INSTALLED)

@@ -30,7 +30,11 @@ CORPUS = Path("/work/shared/corpus/robotstxt/test_data")
 # by whatever a corpus file says about it).
 PATHS = ("/page1", "/page2", "/private/page3", "/page4")
 SYNTHETIC = b"User-agent: *\nDisallow: /private\nDisallow: /cgi-bin/\nDisallow: /search\n\nSitemap: /sitemap.xml\n"
-PAGE = b"<!doctype html><html><head><title>page</title></head><body>" + b"<p>Lorem ipsum dolor sit amet.</p>" * 4 + b"</body></html>\n"
+PAGE = (
+    b"<!doctype html><html><head><title>page</title></head><body>"
+    + b"<p>Lorem ipsum dolor sit amet.</p>" * 4
+    + b"</body></html>\n"
+)
 
 # Crawl-delay and Request-rate lines come out of the corpus bodies: a delay would make
 # the crawl's wall time the sum of the sites' delays, not the cost of robots.txt. The

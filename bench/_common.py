@@ -59,7 +59,11 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> Non
     print("  ".join(header.ljust(width) for header, width in zip(headers, widths)))
     print("  ".join("-" * width for width in widths))
     for row in cells:
-        print("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width) for i, (cell, width) in enumerate(zip(row, widths))))
+        print(
+            "  ".join(
+                cell.ljust(width) if i == 0 else cell.rjust(width) for i, (cell, width) in enumerate(zip(row, widths))
+            )
+        )
     print()
 
 

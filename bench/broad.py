@@ -115,8 +115,9 @@ def crawl(config: dict[str, Any]) -> None:
             # consumed, so that no list of every request weighs on the peak RSS.
             for path in paths:
                 for site in range(sites):
-                    yield Request(f"http://{host(site)}{path}", meta={"proxy": proxy},
-                                  callback=self.parse, errback=self.errback)  # fmt: skip
+                    yield Request(
+                        f"http://{host(site)}{path}", meta={"proxy": proxy}, callback=self.parse, errback=self.errback
+                    )
 
         def parse(self, response: Any) -> None:
             self.crawler.stats.inc_value("broad/pages")
@@ -179,8 +180,11 @@ class Run:
             if self.stats.get(key):
                 found.append(f"{self.stats[key]} {label}")
         prefix = "downloader/exception_type_count/"
-        found += [f"{count} {key[len(prefix):]}" for key, count in self.stats.items()
-                  if key.startswith(prefix) and not key.endswith(".IgnoreRequest")]  # fmt: skip
+        found += [
+            f"{count} {key[len(prefix) :]}"
+            for key, count in self.stats.items()
+            if key.startswith(prefix) and not key.endswith(".IgnoreRequest")
+        ]
         if self.proxy.get("stray"):
             found.append(f"{self.proxy['stray']} stray requests at the proxy")
         if self.stats.get("robotstxt/crawl_delay/sites"):
@@ -198,8 +202,9 @@ class Proxy:
 
     def __init__(self, workdir: Path) -> None:
         port_file = workdir / "port"
-        self.process = subprocess.Popen([sys.executable, str(ROOT / "bench" / "_broad_site.py"), str(port_file)],
-                                        stdin=subprocess.PIPE)  # fmt: skip
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "bench" / "_broad_site.py"), str(port_file)], stdin=subprocess.PIPE
+        )
         deadline = time.monotonic() + 60
         while not port_file.exists() or not port_file.read_text():
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -222,14 +227,20 @@ class Proxy:
             self.process.wait()
 
 
-def run_crawl(name: str, sites: int, paths: tuple[str, ...], settings: dict[str, Any], proxy: Proxy, workdir: Path,
-              timeout: float) -> Run:  # fmt: skip
+def run_crawl(
+    name: str, sites: int, paths: tuple[str, ...], settings: dict[str, Any], proxy: Proxy, workdir: Path, timeout: float
+) -> Run:
     run = Run(name, sites)
     result, log = workdir / "result.json", workdir / f"{name.replace(' ', '-')}-{sites}.log"
     result.unlink(missing_ok=True)
     log.unlink(missing_ok=True)
-    config = {"sites": sites, "paths": paths, "proxy": proxy.url, "result": str(result),
-              "settings": {**settings, "LOG_FILE": str(log)}}  # fmt: skip
+    config = {
+        "sites": sites,
+        "paths": paths,
+        "proxy": proxy.url,
+        "result": str(result),
+        "settings": {**settings, "LOG_FILE": str(log)},
+    }
     # Only http_proxy: the sites are http:// and nothing may bypass the proxy.
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
     env["http_proxy"] = proxy.url
@@ -289,9 +300,13 @@ def one_round(name: str, sites: int, args: argparse.Namespace, proxy: Proxy, wor
 
 
 def progress(run: Run) -> None:
-    print(f"  {run.sites} sites, {run.name}: {run.wall:.1f} s, {run.rss_kib / 1024:.0f} MiB, {run.fetches} robots.txt "
-          f"fetches, {run.stats.get('broad/pages', 0)} pages, {run.stats.get('broad/denied', 0)} denied"
-          f"{''.join(f'; {p}' for p in run.problems)} (log: {run.log})", file=sys.stderr, flush=True)  # fmt: skip
+    print(
+        f"  {run.sites} sites, {run.name}: {run.wall:.1f} s, {run.rss_kib / 1024:.0f} MiB, {run.fetches} robots.txt "
+        f"fetches, {run.stats.get('broad/pages', 0)} pages, {run.stats.get('broad/denied', 0)} denied"
+        f"{''.join(f'; {p}' for p in run.problems)} (log: {run.log})",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 # -- the report -----------------------------------------------------------------------
@@ -308,45 +323,80 @@ def per_site(runs: list[Run]) -> str:
 
 
 def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -> None:
-    headers = ["run", "sites", "robots.txt fetches", "fetches per site", "evicted", "pages", "denied", "wall s",
-               "wall x", "CPU s", "CPU x", "peak RSS MiB", "RSS +KiB/site", "problems"]  # fmt: skip
+    headers = [
+        "run",
+        "sites",
+        "robots.txt fetches",
+        "fetches per site",
+        "evicted",
+        "pages",
+        "denied",
+        "wall s",
+        "wall x",
+        "CPU s",
+        "CPU x",
+        "peak RSS MiB",
+        "RSS +KiB/site",
+        "problems",
+    ]
     rows = []
     for sites, by_run in results.items():
         anchor = by_run.get("noobey")
         nan = float("nan")
         anchor_wall, anchor_cpu, anchor_rss = (
-            (median(anchor, value) if anchor else nan) for value in (lambda r: r.wall, lambda r: r.cpu, lambda r: r.rss_kib)
+            (median(anchor, value) if anchor else nan)
+            for value in (lambda r: r.wall, lambda r: r.cpu, lambda r: r.rss_kib)
         )
         for name, runs in by_run.items():
             wall, cpu, rss = (median(runs, value) for value in (lambda r: r.wall, lambda r: r.cpu, lambda r: r.rss_kib))
             evicted = [r.stats["robotstxt/cache/evicted"] for r in runs if "robotstxt/cache/evicted" in r.stats]
-            rows.append([
-                LABELS[name], f"{sites:,}", f"{median(runs, lambda r: r.fetches):.0f}", per_site(runs),
-                f"{statistics.median(evicted):.0f}" if evicted else "-",
-                f"{median(runs, lambda r: r.stats.get('broad/pages', 0)):.0f}",
-                f"{median(runs, lambda r: r.stats.get('broad/denied', 0)):.0f}",
-                f"{wall:.1f}", f"{wall / anchor_wall:.2f}", f"{cpu:.1f}", f"{cpu / anchor_cpu:.2f}", f"{rss / 1024:.0f}",
-                f"{(rss - anchor_rss) / sites:+.2f}", "; ".join(p for r in runs for p in r.problems) or "-",
-            ])  # fmt: skip
+            rows.append(
+                [
+                    LABELS[name],
+                    f"{sites:,}",
+                    f"{median(runs, lambda r: r.fetches):.0f}",
+                    per_site(runs),
+                    f"{statistics.median(evicted):.0f}" if evicted else "-",
+                    f"{median(runs, lambda r: r.stats.get('broad/pages', 0)):.0f}",
+                    f"{median(runs, lambda r: r.stats.get('broad/denied', 0)):.0f}",
+                    f"{wall:.1f}",
+                    f"{wall / anchor_wall:.2f}",
+                    f"{cpu:.1f}",
+                    f"{cpu / anchor_cpu:.2f}",
+                    f"{rss / 1024:.0f}",
+                    f"{(rss - anchor_rss) / sites:+.2f}",
+                    "; ".join(p for r in runs for p in r.problems) or "-",
+                ]
+            )
     repeats = f"medians of {args.repeats} runs" if args.repeats > 1 else "one run each"
     extra = "".join(f", {name}={value!r}" for name, value in args.extra.items())
-    print(f"Broad crawl, {len(PATHS)} URLs per site, interleaved; CONCURRENT_REQUESTS={args.concurrency}, "
-          f"DOWNLOAD_DELAY=0, LOG_LEVEL=INFO{extra}; {repeats}.\n"
-          f"robots.txt fetches, fetches per site ('1x:4990 2x:10': 4,990 sites fetched once, 10 twice): at the "
-          f"proxy. evicted: the crawl's robotstxt/cache/evicted.\npages, denied: the crawl's responses and "
-          f"IgnoreRequests. CPU: user + system of the crawl process. x and RSS +KiB/site: against the\n"
-          f"ROBOTSTXT_OBEY=False crawl of the same sites.\n")  # fmt: skip
+    print(
+        f"Broad crawl, {len(PATHS)} URLs per site, interleaved; CONCURRENT_REQUESTS={args.concurrency}, "
+        f"DOWNLOAD_DELAY=0, LOG_LEVEL=INFO{extra}; {repeats}.\n"
+        f"robots.txt fetches, fetches per site ('1x:4990 2x:10': 4,990 sites fetched once, 10 twice): at the "
+        f"proxy. evicted: the crawl's robotstxt/cache/evicted.\npages, denied: the crawl's responses and "
+        f"IgnoreRequests. CPU: user + system of the crawl process. x and RSS +KiB/site: against the\n"
+        f"ROBOTSTXT_OBEY=False crawl of the same sites.\n"
+    )
     print_table(headers, rows)
     for sites, by_run in results.items():
         kinds = [robots_kind(i) for i in range(sites)]
-        print(f"{sites:,} sites ({kinds.count('404'):,} answer 404 for robots.txt, {kinds.count('synthetic'):,} "
-              f"disallow /private, the rest corpus files):")  # fmt: skip
+        print(
+            f"{sites:,} sites ({kinds.count('404'):,} answer 404 for robots.txt, {kinds.count('synthetic'):,} "
+            f"disallow /private, the rest corpus files):"
+        )
         goals(sites, by_run)
         for name, runs in by_run.items():
             if len(runs) > 1:
-                print(f"  {LABELS[name]}, every run: wall " + " ".join(f"{r.wall:.1f}" for r in runs)
-                      + " s, CPU " + " ".join(f"{r.cpu:.1f}" for r in runs)
-                      + " s, RSS " + " ".join(f"{r.rss_kib / 1024:.0f}" for r in runs) + " MiB")  # fmt: skip
+                print(
+                    f"  {LABELS[name]}, every run: wall "
+                    + " ".join(f"{r.wall:.1f}" for r in runs)
+                    + " s, CPU "
+                    + " ".join(f"{r.cpu:.1f}" for r in runs)
+                    + " s, RSS "
+                    + " ".join(f"{r.rss_kib / 1024:.0f}" for r in runs)
+                    + " MiB"
+                )
         print()
 
 
@@ -360,37 +410,60 @@ def goals(sites: int, by_run: dict[str, list[Run]]) -> None:
             verdict = "-" if not ours else "FAILED" if any(r.failed for r in ours) else "yes" if met(ours) else "NO"
             print(f"  {goal}: {verdict} ({', '.join(figures)})")
 
-    say(f"robots.txt fetches = sites ({sites:,})", lambda runs: f"{median(runs, lambda r: r.fetches):.0f}",
-        lambda runs: all(r.proxy.get("robots_per_site") == {"1": sites} for r in runs))  # fmt: skip
+    say(
+        f"robots.txt fetches = sites ({sites:,})",
+        lambda runs: f"{median(runs, lambda r: r.fetches):.0f}",
+        lambda runs: all(r.proxy.get("robots_per_site") == {"1": sites} for r in runs),
+    )
     if anchor:
         wall, cpu, rss = (median(anchor, value) for value in (lambda r: r.wall, lambda r: r.cpu, lambda r: r.rss_kib))
-        say(f"wall <= x{GOAL_WALL:.2f} of no-robots ({wall:.1f} s)",
-            lambda runs: f"x{median(runs, lambda r: r.wall) / wall:.2f} (CPU x{median(runs, lambda r: r.cpu) / cpu:.2f})",
-            lambda runs: median(runs, lambda r: r.wall) <= GOAL_WALL * wall)  # fmt: skip
+        say(
+            f"wall <= x{GOAL_WALL:.2f} of no-robots ({wall:.1f} s)",
+            lambda runs: (
+                f"x{median(runs, lambda r: r.wall) / wall:.2f} (CPU x{median(runs, lambda r: r.cpu) / cpu:.2f})"
+            ),
+            lambda runs: median(runs, lambda r: r.wall) <= GOAL_WALL * wall,
+        )
         limit = rss + GOAL_KIB_PER_SITE * sites
-        say(f"peak RSS <= no-robots + {GOAL_KIB_PER_SITE:g} KiB/site ({limit / 1024:.0f} MiB)",
+        say(
+            f"peak RSS <= no-robots + {GOAL_KIB_PER_SITE:g} KiB/site ({limit / 1024:.0f} MiB)",
             lambda runs: f"{median(runs, lambda r: r.rss_kib) / 1024:.0f} MiB",
-            lambda runs: median(runs, lambda r: r.rss_kib) <= limit)  # fmt: skip
+            lambda runs: median(runs, lambda r: r.rss_kib) <= limit,
+        )
     if "resume 1" in by_run:
         first, second = by_run["resume 1"], by_run.get("resume 2", [])
         failed = not second or any(r.failed for r in first + second)
         fetches = median(second, lambda r: r.fetches) if second else float("nan")
         verdict = "FAILED" if failed else "yes" if fetches == 0 else "NO"
-        print(f"  a resumed JOBDIR crawl makes 0 robots.txt fetches: {verdict} "
-              f"({fetches:.0f} in the second crawl, {median(first, lambda r: r.fetches):.0f} in the first)")
+        print(
+            f"  a resumed JOBDIR crawl makes 0 robots.txt fetches: {verdict} "
+            f"({fetches:.0f} in the second crawl, {median(first, lambda r: r.fetches):.0f} in the first)"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sites", default="5000", help="comma-separated site counts (default 5000; "
-                        "the issue's table: 5000,20000,50000)")  # fmt: skip
+    parser.add_argument(
+        "--sites",
+        default="5000",
+        help="comma-separated site counts (default 5000; the issue's table: 5000,20000,50000)",
+    )
     parser.add_argument("--repeats", type=int, default=1, help="crawls of each kind per N; the table shows medians")
     parser.add_argument("--runs", default="noobey,stock,ours,resume", help="which crawls (default all four)")
     parser.add_argument("--concurrency", type=int, default=64, help="CONCURRENT_REQUESTS (default 64)")
-    parser.add_argument("--timeout", type=float, default=0,
-                        help="seconds per crawl before it is killed (default 120 + 1 s per 50 pages)")  # fmt: skip
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="a Scrapy setting for every crawl (VALUE read as JSON if it parses, else a string)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=0,
+        help="seconds per crawl before it is killed (default 120 + 1 s per 50 pages)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a Scrapy setting for every crawl (VALUE read as JSON if it parses, else a string)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the crawls' logs (their directory is printed)")
     parser.add_argument("--crawl", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -431,8 +504,13 @@ def main() -> None:
     finally:
         proxy.stop()
     report(results, args)
-    failed = [f"{run.sites} sites, {run.name}" for by_run in results.values() for runs in by_run.values()
-              for run in runs if run.failed]  # fmt: skip
+    failed = [
+        f"{run.sites} sites, {run.name}"
+        for by_run in results.values()
+        for runs in by_run.values()
+        for run in runs
+        if run.failed
+    ]
     if args.keep or failed:
         print(f"The crawls' logs: {workdir}")
     else:

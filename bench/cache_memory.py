@@ -45,6 +45,7 @@ import time
 import tracemalloc
 from array import array
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +54,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _common import CORPUS, print_table  # noqa: E402
-
 from scrapy.settings import Settings  # noqa: E402
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsCache, RobotsEntry, pack, unpack  # noqa: E402
@@ -109,9 +109,17 @@ def site_key(corpus: list[Robots], index: int) -> tuple[str, Robots]:
 def stored_entry(site: str, robots: Robots, now: float) -> RobotsEntry:
     """What a fetch saves for a 200 (decision.decide) (default settings): the data and
     the body; the parser is never stored."""
-    return RobotsEntry(site=site, action=Action.PARSE, status=200, url=robots_url(site), fetched_at=now,
-                       expires_at=now + CONFIG.cache_ttl, size=len(robots.body), truncated=robots.truncated,
-                       body=robots.body)  # fmt: skip
+    return RobotsEntry(
+        site=site,
+        action=Action.PARSE,
+        status=200,
+        url=robots_url(site),
+        fetched_at=now,
+        expires_at=now + CONFIG.cache_ttl,
+        size=len(robots.body),
+        truncated=robots.truncated,
+        body=robots.body,
+    )
 
 
 def hydrate(entry: RobotsEntry, parser_class: type[RobotParser]) -> RobotsEntry:
@@ -245,8 +253,9 @@ def hot_per_entry(parser_class: type[RobotParser], corpus: list[Robots]) -> tupl
     return total, per_entry.tolist()
 
 
-def hot_full(parser_class: type[RobotParser], corpus: list[Robots], max_entries: int, order: list[int],
-             fills: int) -> list[int]:  # fmt: skip
+def hot_full(
+    parser_class: type[RobotParser], corpus: list[Robots], max_entries: int, order: list[int], fills: int
+) -> list[int]:
     """A RobotsCache(max_entries) filled ``fills`` times over from the shuffled corpus,
     each fill with other files: the traced bytes after each."""
     cache = RobotsCache(max_entries)
@@ -308,7 +317,9 @@ def main() -> None:
     parser.add_argument("--parsed", default=f"{CONFIG.cache_parsed},1024", help="hot-tier sizes, comma-separated")
     parser.add_argument("--fills", type=int, default=4, help="fills of each hot tier, each with other files")
     parser.add_argument("--repeats", type=int, default=5, help="timed passes over the corpus")
-    parser.add_argument("--quick", action="store_true", help="up to 20,000 sites; hot tier: 1,024 files, 2 fills, 3 passes")
+    parser.add_argument(
+        "--quick", action="store_true", help="up to 20,000 sites; hot tier: 1,024 files, 2 fills, 3 passes"
+    )
     args = parser.parse_args()
     counts = sorted({int(count) for count in args.sites.split(",")})
     sizes = sorted({int(size) for size in args.parsed.split(",")})
@@ -320,31 +331,56 @@ def main() -> None:
         args.repeats, args.fills = min(args.repeats, 3), min(args.fills, 2)
 
     size = sum(len(robots.body) for robots in corpus)
-    print(f"{len(corpus)} robots.txt files from {CORPUS} ({size / MiB:.1f} MiB after the "
-          f"{CONFIG.maxsize // 1024} KiB cap; median {statistics.median(len(r.body) for r in corpus):.0f} bytes), "
-          f"cycled over the sites.\nAgent {USER_AGENT!r}. Memory: tracemalloc, Python's allocations (all of both "
-          f"parsers' and zlib's are).\n")  # fmt: skip
+    print(
+        f"{len(corpus)} robots.txt files from {CORPUS} ({size / MiB:.1f} MiB after the "
+        f"{CONFIG.maxsize // 1024} KiB cap; median {statistics.median(len(r.body) for r in corpus):.0f} bytes), "
+        f"cycled over the sites.\nAgent {USER_AGENT!r}. Memory: tracemalloc, Python's allocations (all of both "
+        f"parsers' and zlib's are).\n"
+    )
 
     # The storage tier.
     stored = timed(f"storage, {counts[-1]:,} sites", lambda: fill_storage(corpus, counts))
     rows = []
     for result in stored:
         assert result.length == result.sites
-        rows.append([
-            f"{result.sites:,}", f"{result.traced / MiB:.1f} MiB", f"{result.per_site:,.0f}",
-            f"{statistics.median(result.per_put):,.0f}", f"{percentile(result.per_put, 0.99):,.0f}",
-            f"{result.held / MiB:.1f} MiB", f"{result.held / result.sites:,.0f}",
-            f"{(result.traced - result.held) / result.sites:,.0f}", f"{result.traced / result.held:.2f}x",
-        ])  # fmt: skip
+        rows.append(
+            [
+                f"{result.sites:,}",
+                f"{result.traced / MiB:.1f} MiB",
+                f"{result.per_site:,.0f}",
+                f"{statistics.median(result.per_put):,.0f}",
+                f"{percentile(result.per_put, 0.99):,.0f}",
+                f"{result.held / MiB:.1f} MiB",
+                f"{result.held / result.sites:,.0f}",
+                f"{(result.traced - result.held) / result.sites:,.0f}",
+                f"{result.traced / result.held:.2f}x",
+            ]
+        )
     bound = timed(f"storage bound, {2 * counts[0]:,} puts", lambda: storage_bound(corpus, counts[0]))
-    print("Storage tier: MemoryRobotsStorage, every site packed (the record and the body compressed). Traced bytes "
-          "(total, per site: the mean,\nthe few large files included; one put's own growth: median, p99) next to "
-          "bytes_held() (the packed bytes alone); overhead: the dict, keys, headers")  # fmt: skip
-    print_table(["sites", "traced", "bytes/site", "put median", "put p99", "bytes_held()", "held/site",
-                 "overhead/site", "traced/held"], rows)  # fmt: skip
-    print(f"Bound: MemoryRobotsStorage({bound.max_entries:,}) after {2 * bound.max_entries:,} puts holds "
-          f"{bound.length:,} sites ({bound.evicted:,} evicted), memory {bound.after_twice / bound.at_bound:.2f}x "
-          f"the memory at the bound.\n")  # fmt: skip
+    print(
+        "Storage tier: MemoryRobotsStorage, every site packed (the record and the body compressed). Traced bytes "
+        "(total, per site: the mean,\nthe few large files included; one put's own growth: median, p99) next to "
+        "bytes_held() (the packed bytes alone); overhead: the dict, keys, headers"
+    )
+    print_table(
+        [
+            "sites",
+            "traced",
+            "bytes/site",
+            "put median",
+            "put p99",
+            "bytes_held()",
+            "held/site",
+            "overhead/site",
+            "traced/held",
+        ],
+        rows,
+    )
+    print(
+        f"Bound: MemoryRobotsStorage({bound.max_entries:,}) after {2 * bound.max_entries:,} puts holds "
+        f"{bound.length:,} sites ({bound.evicted:,} evicted), memory {bound.after_twice / bound.at_bound:.2f}x "
+        f"the memory at the bound.\n"
+    )
     assert bound.length == bound.max_entries and bound.evicted == bound.max_entries
 
     # The hot tier.
@@ -353,24 +389,35 @@ def main() -> None:
     rows, tiers = [], []
     default = CONFIG.cache_parsed
     for name, parser_class in PARSERS.items():
-        total, per_entry = timed(f"{name}, hot tier per entry", lambda: hot_per_entry(parser_class, sample))
+        total, per_entry = timed(f"{name}, hot tier per entry", partial(hot_per_entry, parser_class, sample))
         mean = total / len(sample)
         median, p99 = statistics.median(per_entry), percentile(per_entry, 0.99)
         rows.append([name, f"{mean:,.0f}", f"{median:,.0f}", f"{p99:,.0f}"])
         for max_entries in sizes:
-            totals = timed(f"{name}, RobotsCache({max_entries:,}) x {args.fills}",
-                           lambda: hot_full(parser_class, corpus, max_entries, order, args.fills))  # fmt: skip
-            tiers.append([
-                name, f"{max_entries:,}{' (default)' if max_entries == default else ''}",
-                f"{mean * max_entries / MiB:.1f} MiB", f"{statistics.median(totals) / MiB:.1f} MiB",
-                f"{min(totals) / MiB:.1f} MiB", f"{max(totals) / MiB:.1f} MiB",
-            ])  # fmt: skip
-    print(f"Hot tier: RobotsCache, entries parsed, after their 1st check, no body. Bytes per entry over "
-          f"{len(sample):,} corpus files (the mean, the few large\nfiles included; median, p99)")  # fmt: skip
+            totals = timed(
+                f"{name}, RobotsCache({max_entries:,}) x {args.fills}",
+                partial(hot_full, parser_class, corpus, max_entries, order, args.fills),
+            )
+            tiers.append(
+                [
+                    name,
+                    f"{max_entries:,}{' (default)' if max_entries == default else ''}",
+                    f"{mean * max_entries / MiB:.1f} MiB",
+                    f"{statistics.median(totals) / MiB:.1f} MiB",
+                    f"{min(totals) / MiB:.1f} MiB",
+                    f"{max(totals) / MiB:.1f} MiB",
+                ]
+            )
+    print(
+        f"Hot tier: RobotsCache, entries parsed, after their 1st check, no body. Bytes per entry over "
+        f"{len(sample):,} corpus files (the mean, the few large\nfiles included; median, p99)"
+    )
     print_table(["parser", "bytes/entry", "entry median", "entry p99"], rows)
-    print(f"A full hot tier (ROBOTSTXT_CACHE_PARSED, default {default:,}): bytes/entry x its size, and traced "
-          f"after each of {args.fills} fills with other files\n(median, min, max: a few large files make the "
-          f"spread)")  # fmt: skip
+    print(
+        f"A full hot tier (ROBOTSTXT_CACHE_PARSED, default {default:,}): bytes/entry x its size, and traced "
+        f"after each of {args.fills} fills with other files\n(median, min, max: a few large files make the "
+        f"spread)"
+    )
     print_table(["parser", "ROBOTSTXT_CACHE_PARSED", "mean x size", "fills: median", "min", "max"], tiers)
 
     # A hot-tier miss.
@@ -384,15 +431,20 @@ def main() -> None:
             [f"{name}: miss = unpack + parse", *_micros(unpack_parse)],
             [f"{name}: miss + 1st check", *_micros(with_check)],
         ]
-    print(f"A hot-tier miss: a site that left the hot tier comes back, parsed again from its stored bytes "
-          f"(SiteBook._restore), per file\n(its median of {args.repeats} passes), over {len(sample):,} corpus "
-          f"files; the 1st check compiles the agent's rules (RFC9309Parser), as before the entry left")  # fmt: skip
+    print(
+        f"A hot-tier miss: a site that left the hot tier comes back, parsed again from its stored bytes "
+        f"(SiteBook._restore), per file\n(its median of {args.repeats} passes), over {len(sample):,} corpus "
+        f"files; the 1st check compiles the agent's rules (RFC9309Parser), as before the entry left"
+    )
     print_table(["what is timed", "median µs", "p99 µs", "mean µs"], rows)
 
 
 def _micros(seconds: list[float]) -> list[str]:
-    return [f"{statistics.median(seconds) * 1e6:,.0f}", f"{percentile(seconds, 0.99) * 1e6:,.0f}",
-            f"{statistics.fmean(seconds) * 1e6:,.0f}"]  # fmt: skip
+    return [
+        f"{statistics.median(seconds) * 1e6:,.0f}",
+        f"{percentile(seconds, 0.99) * 1e6:,.0f}",
+        f"{statistics.fmean(seconds) * 1e6:,.0f}",
+    ]
 
 
 if __name__ == "__main__":

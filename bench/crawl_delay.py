@@ -108,9 +108,8 @@ def run_one(mode: str, sites: int, pages: int, timeout: float) -> dict[str, Any]
 
     install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
 
-    from scrapy.crawler import CrawlerRunner
-
     from crawling import OURS, RecordingSpider
+    from scrapy.crawler import CrawlerRunner
     from servers import SiteServer, body
 
     settings: dict[str, Any] = {
@@ -218,8 +217,21 @@ def ms(seconds: float) -> str:
 def report(mode: str, result: dict[str, Any], pages: int) -> dict[str, float]:
     rows = rows_of(result, pages)
     print(TITLES[mode])
-    headers = ["site", "robots.txt asks", "floor s", "pages", "min gap ms", "median ms", "max ms",
-               "below floor", "median/floor", "robots->page0 ms", "site s", "ideal s", "site/ideal"]  # fmt: skip
+    headers = [
+        "site",
+        "robots.txt asks",
+        "floor s",
+        "pages",
+        "min gap ms",
+        "median ms",
+        "max ms",
+        "below floor",
+        "median/floor",
+        "robots->page0 ms",
+        "site s",
+        "ideal s",
+        "site/ideal",
+    ]
     table = []
     for row in rows:
         table.append(
@@ -282,8 +294,18 @@ def _verdict(ok: bool) -> str:
 def spawn(mode: str, args: argparse.Namespace, deadline: float, crawls_left: int) -> dict[str, Any]:
     """Run one crawl in a child process; its share of what is left of the global timeout."""
     budget = (deadline - time.monotonic()) / crawls_left
-    command = [sys.executable, __file__, "--one", mode, "--sites", str(args.sites), "--pages", str(args.pages),
-               "--timeout", f"{max(budget - 3, 1):.1f}"]  # fmt: skip
+    command = [
+        sys.executable,
+        __file__,
+        "--one",
+        mode,
+        "--sites",
+        str(args.sites),
+        "--pages",
+        str(args.pages),
+        "--timeout",
+        f"{max(budget - 3, 1):.1f}",
+    ]
     # The child stops its own crawl at --timeout and reports what it saw; killing it at
     # the end of its share is only the backstop (start-up, shutdown, a wedged reactor).
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, timeout=max(budget, 5), check=True)
@@ -310,10 +332,12 @@ def main() -> None:
         return
 
     deadline = time.monotonic() + TIMEOUT
-    print(f"{args.sites} sites x {args.pages} pages, all sites in one crawl, CONCURRENT_REQUESTS=32, global timeout "
-          f"{TIMEOUT:g} s.\nGaps: between consecutive page requests of a site, at its server. 'below floor': gaps < "
-          f"floor - {ms(SLACK)} ms (the measurement's slack).\nsite s: the site's first to last page; ideal s: "
-          f"(pages - 1) x floor; crawl time: first request any server saw to the last page.\n")  # fmt: skip
+    print(
+        f"{args.sites} sites x {args.pages} pages, all sites in one crawl, CONCURRENT_REQUESTS=32, global timeout "
+        f"{TIMEOUT:g} s.\nGaps: between consecutive page requests of a site, at its server. 'below floor': gaps < "
+        f"floor - {ms(SLACK)} ms (the measurement's slack).\nsite s: the site's first to last page; ideal s: "
+        f"(pages - 1) x floor; crawl time: first request any server saw to the last page.\n"
+    )
     summary = {
         mode: report(mode, spawn(mode, args, deadline, len(MODES) - i), args.pages) for i, mode in enumerate(MODES)
     }

@@ -45,14 +45,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # tests/servers.py, tests/redis_server.py
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _common import print_table  # noqa: E402
+from redis_server import RedisServer  # noqa: E402
+from servers import SiteServer, body  # noqa: E402
 from twisted.internet import reactor as _reactor  # noqa: E402
 from twisted.internet import task  # noqa: E402
 from twisted.internet.defer import Deferred, DeferredList  # noqa: E402
 from twisted.internet.error import ProcessExitedAlready  # noqa: E402
-
-from _common import print_table  # noqa: E402
-from redis_server import RedisServer  # noqa: E402
-from servers import SiteServer, body  # noqa: E402
 
 reactor: Any = _reactor  # Twisted types the global reactor as a module, not a reactor
 
@@ -271,8 +270,9 @@ async def run(spec: RunSpec, redis: RedisServer, pages: int, timeout: float) -> 
             LIVE.remove(handle)
         for server in servers:
             await server.stop()
-    crawlers = [result if ok else {"exit": None, "downloaded": [], "failed": {}, "log": str(result)}
-                for ok, result in outcomes]  # fmt: skip
+    crawlers = [
+        result if ok else {"exit": None, "downloaded": [], "failed": {}, "log": str(result)} for ok, result in outcomes
+    ]
     sites = [
         SiteResult(p, [h.at for h in s.hits if h.path == "/robots.txt"], sorted(h.at for h in s.page_hits()))
         for p, s in zip(plans, servers)
@@ -300,8 +300,20 @@ def ms(seconds: float) -> str:
 
 def report(result: RunResult) -> None:
     print(result.spec.title)
-    headers = ["site", "robots.txt", "robots fetches", "pages", "min gap ms", "median ms", "below floor",
-               "min gap-floor ms", "min gap at", "robots->page0 ms", "site s", "ideal s"]  # fmt: skip
+    headers = [
+        "site",
+        "robots.txt",
+        "robots fetches",
+        "pages",
+        "min gap ms",
+        "median ms",
+        "below floor",
+        "min gap-floor ms",
+        "min gap at",
+        "robots->page0 ms",
+        "site s",
+        "ideal s",
+    ]
     table = []
     for site in result.sites:
         floor = site.plan.floor
@@ -327,8 +339,10 @@ def report(result: RunResult) -> None:
     print_table(headers, table)
     per_crawler = [len(c.get("downloaded", [])) for c in result.crawlers]
     # The crawlers' own account of the single fetch, to read next to the servers' count.
-    stat = {k: sum(c.get("stats", {}).get(f"robotstxt/fleet/{k}", 0) for c in result.crawlers)
-            for k in ("fetch", "lock_wait", "hit", "paced", "fallback")}  # fmt: skip
+    stat = {
+        k: sum(c.get("stats", {}).get(f"robotstxt/fleet/{k}", 0) for c in result.crawlers)
+        for k in ("fetch", "lock_wait", "hit", "paced", "fallback")
+    }
     print(
         f"  pages downloaded by each crawler: {per_crawler} "
         f"(total {sum(per_crawler)}/{result.pages * len(result.sites)})"
@@ -353,9 +367,21 @@ def default_margin() -> float:
 
 def summary(results: list[RunResult], margin: float) -> None:
     print("Summary")
-    headers = ["run", "crawlers", "robots fetches/site", "gaps below floor", "min gap-floor ms", "median/floor",
-               "robots->page0 short", "server stall ms",
-               "pages per crawler", "crawl s", "ideal s", "crawl/ideal", "problems"]  # fmt: skip
+    headers = [
+        "run",
+        "crawlers",
+        "robots fetches/site",
+        "gaps below floor",
+        "min gap-floor ms",
+        "median/floor",
+        "robots->page0 short",
+        "server stall ms",
+        "pages per crawler",
+        "crawl s",
+        "ideal s",
+        "crawl/ideal",
+        "problems",
+    ]
     table = []
     for r in results:
         fetches = sorted(set(r.robots_fetches))
@@ -389,16 +415,24 @@ def summary(results: list[RunResult], margin: float) -> None:
     shared = all(all(c.get("downloaded") for c in r.crawlers) for r in fleet)
     ratios = ", ".join(f"{r.spec.crawlers}: {r.span / r.ideal:.3f}" for r in fleet)
     twice = [(r.spec.name, s.plan.host, len(s.robots)) for r in fleet for s in r.sites if len(s.robots) != 1]
-    print(f"  robots.txt fetched once per site for every fleet size: {verdict(once)}"
-          + "".join(f"\n    {name} {host}: {n} robots.txt fetches" for name, host, n in twice))  # fmt: skip
-    print(f"  no gap below the floor in any fleet run: {verdict(never_below)} "
-          f"({sum(r.below for r in fleet)} of {sum(len(s.gaps) for r in fleet for s in r.paced)})")  # fmt: skip
-    print(f"  measured tolerance, min(gap - floor) over every Crawl-delay site and fleet run: {ms(tolerance)} ms "
-          f"(ROBOTSTXT_FLEET_PACING_MARGIN = {margin:g} s, the default)")  # fmt: skip
+    print(
+        f"  robots.txt fetched once per site for every fleet size: {verdict(once)}"
+        + "".join(f"\n    {name} {host}: {n} robots.txt fetches" for name, host, n in twice)
+    )
+    print(
+        f"  no gap below the floor in any fleet run: {verdict(never_below)} "
+        f"({sum(r.below for r in fleet)} of {sum(len(s.gaps) for r in fleet for s in r.paced)})"
+    )
+    print(
+        f"  measured tolerance, min(gap - floor) over every Crawl-delay site and fleet run: {ms(tolerance)} ms "
+        f"(ROBOTSTXT_FLEET_PACING_MARGIN = {margin:g} s, the default)"
+    )
     early = [(r.spec.name, s.plan.host, s.pages[0] - s.robots[0]) for r in fleet for s in r.early_first_pages]
-    print(f"  first page at least a floor (- {ms(SLACK)} ms slack) after robots.txt on every Crawl-delay site, "
-          f"fleet runs: {verdict(not early)}"
-          + "".join(f"\n    {name} {host}: robots.txt -> first page {ms(gap)} ms" for name, host, gap in early))  # fmt: skip
+    print(
+        f"  first page at least a floor (- {ms(SLACK)} ms slack) after robots.txt on every Crawl-delay site, "
+        f"fleet runs: {verdict(not early)}"
+        + "".join(f"\n    {name} {host}: robots.txt -> first page {ms(gap)} ms" for name, host, gap in early)
+    )
     print(f"  every crawler downloaded pages in every fleet run (the work was shared): {verdict(shared)}")
     print(f"  crawl time / ideal by fleet size ({ratios}): adding crawlers must not make a Crawl-delay site faster")
     for a in anchors:

@@ -70,11 +70,16 @@ NOOP = "__main__.NoopMiddleware"
 MODES: dict[str, dict[str, Any]] = {
     "off": {"ROBOTSTXT_OBEY": False},
     "noop": {"ROBOTSTXT_OBEY": False, "DOWNLOADER_MIDDLEWARES": {NOOP: 100}},
-    "stock": {"ROBOTSTXT_OBEY": True, "DOWNLOADER_MIDDLEWARES": {
-        "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None, STOCK_COUNTING: 100}},
+    "stock": {
+        "ROBOTSTXT_OBEY": True,
+        "DOWNLOADER_MIDDLEWARES": {
+            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+            STOCK_COUNTING: 100,
+        },
+    },
     "ours": {"ROBOTSTXT_OBEY": True},  # + crawling.OURS, below
     "ours-protego": {"ROBOTSTXT_OBEY": True, "ROBOTSTXT_PARSER": OURS_PROTEGO},
-}  # fmt: skip
+}
 LABELS = {
     "off": "ROBOTSTXT_OBEY=False (anchor)",
     "noop": "robots.txt off + a no-op async middleware",
@@ -91,9 +96,8 @@ def serve(sites: int) -> None:
     """Serve the sites until stdin closes; print their base URLs as one JSON line."""
     import threading
 
-    from twisted.internet import reactor as _reactor
-
     from servers import SiteServer, body
+    from twisted.internet import reactor as _reactor
 
     reactor: Any = _reactor
     servers = [SiteServer(host=f"127.0.0.{FIRST_HOST + i}", robots=body(ROBOTS)).start() for i in range(sites)]
@@ -151,17 +155,16 @@ def run_one(mode: str, bases: list[str], pages: int, timeout: float) -> dict[str
 
     install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
 
-    from scrapy.crawler import CrawlerRunner
-
-    from crawling import BASE_SETTINGS, OURS, RecordingSpider
-
     # Every mode imports every middleware and parser module before the clock starts:
     # a first import inside crawl() would be counted as the mode's cost per page.
     import protego  # noqa: F401
-    import scrapy.downloadermiddlewares.robotstxt  # noqa: F401
+    import scrapy.downloadermiddlewares.robotstxt
     import scrapy.robotstxt  # noqa: F401
-    import scrapy_robots.middleware  # noqa: F401
-    import scrapy_robots.parsers.protego  # noqa: F401
+    from crawling import BASE_SETTINGS, OURS, RecordingSpider
+    from scrapy.crawler import CrawlerRunner
+
+    import scrapy_robots.middleware
+    import scrapy_robots.parsers.protego
     import scrapy_robots.parsers.rfc9309  # noqa: F401
 
     settings: dict[str, Any] = {
@@ -216,8 +219,18 @@ def spawn(mode: str, bases: list[str], pages: int, deadline: float) -> dict[str,
     budget = deadline - time.monotonic()
     if budget < 5:
         raise TimeoutError(f"out of time before the {mode} crawl")
-    command = [sys.executable, __file__, "--one", mode, "--bases", json.dumps(bases), "--pages", str(pages),
-               "--timeout", f"{budget - 3:.1f}"]  # fmt: skip
+    command = [
+        sys.executable,
+        __file__,
+        "--one",
+        mode,
+        "--bases",
+        json.dumps(bases),
+        "--pages",
+        str(pages),
+        "--timeout",
+        f"{budget - 3:.1f}",
+    ]
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, timeout=budget, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -227,13 +240,13 @@ def spawn(mode: str, bases: list[str], pages: int, deadline: float) -> dict[str,
 
 def micro(count: int, repeats: int) -> list[list[str]]:
     """µs per call on a cache hit, median of ``repeats`` passes over ``count`` requests."""
+    from crawling import BASE_SETTINGS
     from scrapy import Request
     from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as StockMiddleware
     from scrapy.utils.httpobj import urlparse_cached
     from scrapy.utils.misc import build_from_crawler, load_object
     from scrapy.utils.test import get_crawler
 
-    from crawling import BASE_SETTINGS
     from scrapy_robots import RobotsTxtMiddleware
     from scrapy_robots.cache import RobotsEntry
     from scrapy_robots.fetch import site_of
@@ -256,9 +269,15 @@ def micro(count: int, repeats: int) -> list[list[str]]:
         now = time.time()
         # What a fetch leaves in the hot tier after a 200: the entry made ready by the reader.
         entry = RobotsEntry(
-            site=site_of(requests[0]), action=Action.PARSE, fetched_at=now, expires_at=now + 86400,
-            status=200, size=len(body), body=body, url=base + "/robots.txt",
-        )  # fmt: skip  (one field group per line, as a stored record reads)
+            site=site_of(requests[0]),
+            action=Action.PARSE,
+            fetched_at=now,
+            expires_at=now + 86400,
+            status=200,
+            size=len(body),
+            body=body,
+            url=base + "/robots.txt",
+        )
         mw.cache.put(mw.sites.reader.ready(entry))
         return mw
 
@@ -333,7 +352,9 @@ def spread(samples: list[tuple[int, float, float]]) -> str:
     return f"±{(max(per_page) - min(per_page)) / 2 / statistics.median(per_page):.1%}"
 
 
-def report(title: str, measured: dict[str, list[tuple[int, float, float]]], fetches: dict[str, float] | None = None) -> None:
+def report(
+    title: str, measured: dict[str, list[tuple[int, float, float]]], fetches: dict[str, float] | None = None
+) -> None:
     """One table: per mode, medians over its runs of (pages, CPU s, wall s)."""
 
     def median_rate(samples: list[tuple[int, float, float]], index: int) -> float:
@@ -347,8 +368,15 @@ def report(title: str, measured: dict[str, list[tuple[int, float, float]]], fetc
     table = []
     for mode, samples in measured.items():
         cpu, wall = median_rate(samples, 1), median_rate(samples, 2)
-        row: list[object] = [LABELS[mode], f"{1 / wall:.0f}", f"{anchor_wall / wall:.2f}x", f"{cpu * 1000:.3f}",
-                             f"{cpu / anchor_cpu:.3f}x", f"{(cpu - anchor_cpu) * 1e6:+.0f}", spread(samples)]  # fmt: skip
+        row: list[object] = [
+            LABELS[mode],
+            f"{1 / wall:.0f}",
+            f"{anchor_wall / wall:.2f}x",
+            f"{cpu * 1000:.3f}",
+            f"{cpu / anchor_cpu:.3f}x",
+            f"{(cpu - anchor_cpu) * 1e6:+.0f}",
+            spread(samples),
+        ]
         if fetches is not None:
             row.append(f"{fetches[mode]:.0f}")
         table.append(row)
@@ -380,12 +408,15 @@ def main() -> None:
 
     deadline = time.monotonic() + TIMEOUT
     total = args.sites * args.pages
-    print(f"{args.sites} sites x {args.pages} pages = {total} pages per crawl, {args.runs} runs of each mode, "
-          f"interleaved; CONCURRENT_REQUESTS=64 (16 per site), no delay, LOG_LEVEL=WARNING,\n"
-          f"~40-byte pages, a 9-line robots.txt that allows every page asked. Servers in a separate process; "
-          f"CPU = the crawler process's time.process_time() over crawl().\n")  # fmt: skip
-    server = subprocess.Popen([sys.executable, __file__, "--serve", str(args.sites)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    print(
+        f"{args.sites} sites x {args.pages} pages = {total} pages per crawl, {args.runs} runs of each mode, "
+        f"interleaved; CONCURRENT_REQUESTS=64 (16 per site), no delay, LOG_LEVEL=WARNING,\n"
+        f"~40-byte pages, a 9-line robots.txt that allows every page asked. Servers in a separate process; "
+        f"CPU = the crawler process's time.process_time() over crawl().\n"
+    )
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", str(args.sites)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert server.stdout is not None
         bases = json.loads(server.stdout.readline())
@@ -406,27 +437,46 @@ def main() -> None:
     for mode, results in runs.items():
         pages = sorted({run["pages"] for run in results})
         if pages != [total] or any(run["timed_out"] or run["failed"] or run["ignored"] for run in results):
-            problems.append(f"{mode}: pages {pages}, " + ", ".join(
-                f"{key} {sum(run[key] for run in results)}" for key in ("timed_out", "failed", "ignored")))  # fmt: skip
-    report("Whole crawl: crawl() call to its return (start-up, robots.txt fetches, shutdown included)",
-           {mode: [(total, run["cpu"], run["wall"]) for run in results] for mode, results in runs.items()},
-           {mode: statistics.median(run["robots_fetches"] for run in results) for mode, results in runs.items()})
-    report("Steady state: from the response at 20 % of the pages to the one at 80 % (the cost per request)",
-           {mode: [(run["steady"]["pages"], run["steady"]["cpu"], run["steady"]["wall"]) for run in results
-                   if "steady" in run] for mode, results in runs.items()})  # fmt: skip
+            problems.append(
+                f"{mode}: pages {pages}, "
+                + ", ".join(f"{key} {sum(run[key] for run in results)}" for key in ("timed_out", "failed", "ignored"))
+            )
+    report(
+        "Whole crawl: crawl() call to its return (start-up, robots.txt fetches, shutdown included)",
+        {mode: [(total, run["cpu"], run["wall"]) for run in results] for mode, results in runs.items()},
+        {mode: statistics.median(run["robots_fetches"] for run in results) for mode, results in runs.items()},
+    )
+    report(
+        "Steady state: from the response at 20 % of the pages to the one at 80 % (the cost per request)",
+        {
+            mode: [
+                (run["steady"]["pages"], run["steady"]["cpu"], run["steady"]["wall"])
+                for run in results
+                if "steady" in run
+            ]
+            for mode, results in runs.items()
+        },
+    )
     if problems:
         print("  INCOMPLETE: " + "; ".join(problems))
     unchecked = [run["unchecked"] for run in runs["stock"]]
-    print(f"  Scrapy's middleware lets every request that waits for robots.txt behind the first of its site through\n"
-          f"  unchecked (it hands the parser to the first waiter only); its figures include that shortcut, taken by\n"
-          f"  {statistics.median(unchecked):.0f} of {total} requests per crawl here (median; runs: {', '.join(map(str, unchecked))}).")  # fmt: skip
-    print("  Every run's whole-crawl CPU s: "
-          + "; ".join(f"{mode} " + " ".join(f"{run['cpu']:.2f}" for run in results) for mode, results in runs.items()))
+    print(
+        f"  Scrapy's middleware lets every request that waits for robots.txt behind the first of its site through\n"
+        f"  unchecked (it hands the parser to the first waiter only); its figures include that shortcut, taken by\n"
+        f"  {statistics.median(unchecked):.0f} of {total} requests per crawl here "
+        f"(median; runs: {', '.join(map(str, unchecked))})."
+    )
+    print(
+        "  Every run's whole-crawl CPU s: "
+        + "; ".join(f"{mode} " + " ".join(f"{run['cpu']:.2f}" for run in results) for mode, results in runs.items())
+    )
     print()
 
     count, repeats = (5_000, 5) if args.quick else (10_000, 7)
-    print(f"One check on a cache hit, in-process: µs per call, median of {repeats} passes over {count:,} requests to "
-          f"one site\n(URL already parsed, as the downloader leaves it; the robots.txt above; agent FooBot)")  # fmt: skip
+    print(
+        f"One check on a cache hit, in-process: µs per call, median of {repeats} passes over {count:,} requests to "
+        f"one site\n(URL already parsed, as the downloader leaves it; the robots.txt above; agent FooBot)"
+    )
     print_table(["what is timed", "µs/call", "vs stock"], micro(count, repeats))
 
 

@@ -22,13 +22,14 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import load_corpus, print_table, urls_for  # noqa: E402
+from _common import load_corpus, print_table, urls_for
 
 AGENT = "FooBot"
 # Each round times the backends chunk by chunk, alternating (see bench_corpus).
@@ -102,7 +103,9 @@ def available() -> dict[str, tuple[Parse, Check]]:
 # --- the corpus -------------------------------------------------------------------
 
 
-def bench_corpus(backends: dict[str, tuple[Parse, Check]], texts: list[str], cases: list[list[str]], repeats: int) -> dict[str, dict[str, float]]:
+def bench_corpus(
+    backends: dict[str, tuple[Parse, Check]], texts: list[str], cases: list[list[str]], repeats: int
+) -> dict[str, dict[str, float]]:
     megabytes = sum(len(text.encode()) for text in texts) / 1e6
     checks = sum(len(urls) for urls in cases)
     # The machine is shared: load comes and goes within a run. Each round walks the
@@ -160,6 +163,7 @@ def bench_corpus(backends: dict[str, tuple[Parse, Check]], texts: list[str], cas
     anchor = results.get(ANCHOR)
     rows = []
     for name, result in results.items():
+
         def ratio(key: str, result: dict[str, float] = result) -> str:
             return f"{result[key] / anchor[key]:.2f}x" if anchor else "-"
 
@@ -177,11 +181,21 @@ def bench_corpus(backends: dict[str, tuple[Parse, Check]], texts: list[str], cas
             ]
         )
     print(
-        f"Corpus: {len(texts)} files, {megabytes:.1f} MB, {checks} allowed() checks per pass; medians of {repeats} rounds, "
-        f"backends interleaved in {_CHUNKS} chunks"
+        f"Corpus: {len(texts)} files, {megabytes:.1f} MB, {checks} allowed() checks per pass; "
+        f"medians of {repeats} rounds, backends interleaved in {_CHUNKS} chunks"
     )
     print_table(
-        ["parser", "parse MB/s", "vs protego", "checks/s 1st", "vs protego", "checks/s", "vs protego", "KiB/file", "vs protego"],
+        [
+            "parser",
+            "parse MB/s",
+            "vs protego",
+            "checks/s 1st",
+            "vs protego",
+            "checks/s",
+            "vs protego",
+            "KiB/file",
+            "vs protego",
+        ],
         rows,
     )
     return results

@@ -61,13 +61,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from twisted.internet import defer  # noqa: E402
-from twisted.internet import reactor as _reactor  # noqa: E402
-from twisted.internet.task import deferLater  # noqa: E402
-
 from _common import print_table, run_in_reactor  # noqa: E402
 from processes import CrawlerHandle, run_spider  # noqa: E402
 from servers import Handler, SiteServer, body, hang  # noqa: E402
+from twisted.internet import defer  # noqa: E402
+from twisted.internet import reactor as _reactor  # noqa: E402
+from twisted.internet.task import deferLater  # noqa: E402
 
 reactor: Any = _reactor  # Twisted types the global reactor as a module, not a reactor
 
@@ -92,8 +91,20 @@ RESUME_BOUND = 120.0
 CLOSESPIDER_BOUND = 60.0
 LONG_BOUND = 400.0
 
-HEADERS = ["scenario", "middleware", "signal->exit s", "wall s", "fetched", "ignored", "lost", "duplicated",
-           "disallowed fetched", "unreachable fetched", "robots.txt", "finish reason"]  # fmt: skip
+HEADERS = [
+    "scenario",
+    "middleware",
+    "signal->exit s",
+    "wall s",
+    "fetched",
+    "ignored",
+    "lost",
+    "duplicated",
+    "disallowed fetched",
+    "unreachable fetched",
+    "robots.txt",
+    "finish reason",
+]
 
 
 async def sleep(seconds: float) -> None:
@@ -148,7 +159,9 @@ class Sites:
         return [site.url + path for site in self.all for path in PAGES]
 
     def fetches(self, sites: Sequence[SiteServer] | None = None) -> Counter[str]:
-        return Counter(site.url + hit.path for site in (self.all if sites is None else sites) for hit in site.page_hits())
+        return Counter(
+            site.url + hit.path for site in (self.all if sites is None else sites) for hit in site.page_hits()
+        )
 
     def seen(self) -> Seen:
         unreachable = sum(self.fetches(self.unreachable).values()) if self.recovered is None else self.recovered
@@ -217,9 +230,13 @@ async def ended(handle: CrawlerHandle, started: float, bound: float, sent: float
         killer.cancel()
     errors = [line for line in result["log"].splitlines() if " ERROR: " in line]
     if errors:
-        run.notes.append(f"{len(errors)} ERROR line(s) in the log, the first: {errors[0].split(' ERROR: ', 1)[1][:160]}")
+        run.notes.append(
+            f"{len(errors)} ERROR line(s) in the log, the first: {errors[0].split(' ERROR: ', 1)[1][:160]}"
+        )
     if result["reason"] == "no result":
-        run.notes.append("no record from the spider; the log ends: " + " | ".join(result["log"].splitlines()[-3:])[-300:])
+        run.notes.append(
+            "no record from the spider; the log ends: " + " | ".join(result["log"].splitlines()[-3:])[-300:]
+        )
     return run
 
 
@@ -252,8 +269,9 @@ async def interrupt_while_waiting(handle: CrawlerHandle, sites: Sites, started: 
     return handle.signal("INT"), ""
 
 
-def row(scenario: str, middleware: str, seen: Seen, run: Run | None, urls: list[str],
-        lost: object = None) -> list[object]:  # fmt: skip
+def row(
+    scenario: str, middleware: str, seen: Seen, run: Run | None, urls: list[str], lost: object = None
+) -> list[object]:
     """One line of the table: ``seen`` at the servers, ``run`` the crawl (None: several runs)."""
     if run is None:
         times: list[object] = ["-", "-"]
@@ -285,8 +303,11 @@ def where_lost(sites: Sites, lost: set[str]) -> str:
     if not lost:
         return ""
     kinds = [("healthy", sites.healthy), ("hanging robots.txt", sites.slow), ("503 robots.txt", sites.down)]
-    counts = [f"{sum(1 for url in lost if url.startswith(tuple(site.url + '/' for site in group)))} of {label}"
-              for label, group in kinds if group]  # fmt: skip
+    counts = [
+        f"{sum(1 for url in lost if url.startswith(tuple(site.url + '/' for site in group)))} of {label}"
+        for label, group in kinds
+        if group
+    ]
     return f"lost {len(lost)}: " + ", ".join(counts)
 
 
@@ -337,8 +358,13 @@ async def ctrl_c_and_resume(middleware: str, cwd: Path, signal_bound: float) -> 
         verdict = f"allowed pages fetched exactly once: {once}/{len(allowed)}; never: " + str(
             sum(1 for url in allowed if not both.pages[url])
         )
-        notes = [note, *first.notes, *(f"resume: {n}" for n in second.notes), f"both runs: {verdict}",
-                 where_lost(sites, lost or set())]  # fmt: skip
+        notes = [
+            note,
+            *first.notes,
+            *(f"resume: {n}" for n in second.notes),
+            f"both runs: {verdict}",
+            where_lost(sites, lost or set()),
+        ]
         return rows, notes
     finally:
         await sites.stop()
@@ -385,8 +411,13 @@ def longest(number: int, signal_bound: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--long", action="store_true", help="also scenario 4 (a 503 robots.txt, defaults; minutes)")
-    parser.add_argument("--signal-bound", type=float, default=SIGNAL_BOUND, metavar="S",
-                        help=f"kill a signalled crawl S seconds after the signal (default {SIGNAL_BOUND:g})")
+    parser.add_argument(
+        "--signal-bound",
+        type=float,
+        default=SIGNAL_BOUND,
+        metavar="S",
+        help=f"kill a signalled crawl S seconds after the signal (default {SIGNAL_BOUND:g})",
+    )
     parser.add_argument("--middleware", choices=list(MIDDLEWARES), action="append", help="run only this one")
     parser.add_argument("--only", type=int, choices=[1, 2, 3, 4], action="append", help="run only this scenario")
     args = parser.parse_args()

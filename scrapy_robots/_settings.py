@@ -69,9 +69,7 @@ def domains(settings: BaseSettings, name: str) -> tuple[str, ...]:
     elif isinstance(raw, (list, tuple, set, frozenset)):
         values = list(raw)
     else:
-        raise ValueError(
-            f"{name} must be a list of domain names such as ['example.com', 'gov'], not {raw!r}"
-        )
+        raise ValueError(f"{name} must be a list of domain names such as ['example.com', 'gov'], not {raw!r}")
     found = set()
     for value in values:
         if not isinstance(value, str):

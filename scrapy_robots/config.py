@@ -52,7 +52,8 @@ class FleetConfig:
         lock_ttl = number(settings, "ROBOTSTXT_FLEET_LOCK_TTL", 2 * fetch_timeout + 10, float, minimum=1)
         return cls(
             redis_url=_redis_url(settings),
-            prefix=settings.get("ROBOTSTXT_REDIS_KEY_PREFIX") or f"scrapy_robots:{settings.get('BOT_NAME') or 'scrapybot'}",
+            prefix=settings.get("ROBOTSTXT_REDIS_KEY_PREFIX")
+            or f"scrapy_robots:{settings.get('BOT_NAME') or 'scrapybot'}",
             timeout=number(settings, "ROBOTSTXT_REDIS_TIMEOUT", 0.5, float, minimum=0.01),
             lock_ttl=lock_ttl,
             lock_wait=number(settings, "ROBOTSTXT_FLEET_LOCK_WAIT", lock_ttl, float, minimum=0),

@@ -96,7 +96,7 @@ class RobotsFetcher:
         started = time.monotonic()
         try:
             response = await self._download(request)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a policy input
+        except Exception as exc:
             return FetchResult(requested_url=request.url, url=request.url, error=exc, started=started, site=site)
         body = response.body
         truncated = len(body) > self.maxsize or "download_stopped" in response.flags
@@ -107,7 +107,11 @@ class RobotsFetcher:
             body = body[: cut + 1] if cut >= 0 else b""
         redirects = len(response.meta.get("redirect_urls", ())) if response.request is not None else 0
         return FetchResult(
-            requested_url=request.url, url=response.url, response=response, body=body, truncated=truncated,
+            requested_url=request.url,
+            url=response.url,
+            response=response,
+            body=body,
+            truncated=truncated,
             redirects=redirects,
             started=started,
             site=site,

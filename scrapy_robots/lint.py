@@ -18,18 +18,18 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import quote
 
-from scrapy_robots.decoding import decode_robotstxt
-from scrapy_robots.rfc9309 import normalize, parse_robotstxt
-
 # The linter must see groups exactly as the parser builds them (a Sitemap line does
 # not close a run of User-agent lines, rules before any User-agent belong to nobody):
 # it extends the parser's own builder rather than restate those rules.
 from scrapy_robots._sfv import parse_sf_dictionary
+from scrapy_robots.decoding import decode_robotstxt
 from scrapy_robots.rfc9309 import (
     GroupBuilder,
+    normalize,
     parse_clean_param,
     parse_crawl_delay,
     parse_request_rate,
+    parse_robotstxt,
     parse_visit_time,
 )
 from scrapy_robots.usage import (
@@ -121,7 +121,8 @@ class RobotsTxtLinter(GroupBuilder):
         if key.lower() != directive.lower():
             readers = "Google's parser and ours" if directive in _GOOGLE_READS else "our parser"
             self._add(
-                line, MISSPELT,
+                line,
+                MISSPELT,
                 f"{key!r} is read as {directive} by {readers}, but not by every parser "
                 f"(urllib.robotparser skips the line): write {directive}",
             )
@@ -145,12 +146,14 @@ class RobotsTxtLinter(GroupBuilder):
     def _check_rule(self, line: int, directive: str, value: str) -> None:
         if self._rules is None:
             self._add(
-                line, RULE_BEFORE_USER_AGENT,
+                line,
+                RULE_BEFORE_USER_AGENT,
                 f"{directive}: {value} comes before any User-agent line: it applies to no crawler",
             )
         elif value and value[0] not in "/*":
             self._add(
-                line, NO_LEADING_SLASH,
+                line,
+                NO_LEADING_SLASH,
                 f"{directive}: {value} does not start with '/' or '*': it matches no URL "
                 f"(did you mean {directive}: /{value}?)",
             )
@@ -197,7 +200,9 @@ class RobotsTxtLinter(GroupBuilder):
         if self._group_record(line, "Content-Signal", value, None):
             parsed = parse_content_signal(value)
             if parsed is None:
-                self._add(line, BAD_PREFERENCE, f"Content-Signal: {value} is not 'name=yes|no, ...': the line is ignored")
+                self._add(
+                    line, BAD_PREFERENCE, f"Content-Signal: {value} is not 'name=yes|no, ...': the line is ignored"
+                )
             else:
                 self._check_names(line, "Content-Signal", parse_sf_dictionary(value.lower()) or {}, SIGNALS, "yes/no")
         super().handle_content_signal(line, value)
@@ -208,14 +213,18 @@ class RobotsTxtLinter(GroupBuilder):
             scope, prefs = split_usage_rule(value)
             if parse_content_usage(prefs) is None:
                 self._add(
-                    line, BAD_PREFERENCE,
-                    f"Content-Usage: {value} is not '[/path] label=y|n, ...' (an RFC 9651 dictionary): the line is ignored",
+                    line,
+                    BAD_PREFERENCE,
+                    f"Content-Usage: {value} is not '[/path] label=y|n, ...' (an RFC 9651 dictionary): "
+                    "the line is ignored",
                 )
             else:
                 self._check_names(line, "Content-Usage", parse_sf_dictionary(prefs) or {}, USAGE_LABELS, "y/n")
         super().handle_content_usage(line, value)
 
-    def _check_names(self, line: int, directive: str, parsed: dict[str, object], known: frozenset[str], values: str) -> None:
+    def _check_names(
+        self, line: int, directive: str, parsed: dict[str, object], known: frozenset[str], values: str
+    ) -> None:
         for name, value in parsed.items():
             if name not in known:
                 close = difflib.get_close_matches(name.replace("_", "-"), sorted(known), n=1, cutoff=0.6)
@@ -228,7 +237,8 @@ class RobotsTxtLinter(GroupBuilder):
         """Whether a group record is read at all; says why not."""
         if self._group is None:
             self._add(
-                line, RECORD_BEFORE_USER_AGENT,
+                line,
+                RECORD_BEFORE_USER_AGENT,
                 f"{directive}: {value} comes before any User-agent line: it applies to no crawler",
             )
             return False
@@ -274,7 +284,8 @@ class RobotsTxtLinter(GroupBuilder):
                 if winner is not None and len(winner[1]) >= len(normal):
                     reported.add(line)
                     self._add(
-                        line, OVERRIDDEN,
+                        line,
+                        OVERRIDDEN,
                         f"Disallow: {pattern} never applies: the Allow on line {winner[0]} matches the same "
                         "paths and wins (longest match, Allow wins ties; first-match parsers such as "
                         "urllib read it otherwise)",
@@ -307,7 +318,8 @@ def lint_robotstxt(
     if size > limit:
         findings.append(
             Finding(
-                _line_at_byte(lines, limit), TOO_LARGE,
+                _line_at_byte(lines, limit),
+                TOO_LARGE,
                 f"the file is {size:,} bytes: parsers may stop reading at {limit // 1024} KiB "
                 "(RFC 9309 2.5), so this line and those after it may be ignored",
             )
@@ -315,7 +327,8 @@ def lint_robotstxt(
     if truncated:
         findings.append(
             Finding(
-                len(lines), TOO_LARGE,
+                len(lines),
+                TOO_LARGE,
                 f"the file goes on beyond the {size:,} bytes read (ROBOTSTXT_MAXSIZE): the rest is ignored",
             )
         )
@@ -350,7 +363,8 @@ def _html_page(text: str, directives: int) -> Finding | None:
     if head.startswith(_HTML_MARKERS) or (not directives and ("<html" in head or "<!doctype html" in head)):
         line = next((n for n, part in enumerate(text.split("\n"), 1) if "<" in part), 1)
         return Finding(
-            line, HTML,
+            line,
+            HTML,
             "this is an HTML page, not a robots.txt (a server answering every URL with a page?): "
             "parsers read no rule from it",
         )
@@ -393,7 +407,8 @@ def _not_utf8(body: bytes) -> list[Finding]:
             escaped = "".join(f"%{octet:02X}" for octet in bad)
             findings.append(
                 Finding(
-                    number, NOT_UTF8,
+                    number,
+                    NOT_UTF8,
                     f"byte{'s' if len(bad) > 1 else ''} {escaped} at column {exc.start + 1} "
                     f"{'are' if len(bad) > 1 else 'is'} not UTF-8 (Latin-1 {guess!r}?): parsers read "
                     f"{escaped}, which matches no URL a browser writes for {guess!r} "

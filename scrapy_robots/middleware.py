@@ -28,8 +28,7 @@ from scrapy_robots.waiting import CrawlClosing, RoomFull, WaitingRoom
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
-
-    from typing_extensions import Self
+    from typing import Self
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -117,8 +116,11 @@ class RobotsTxtMiddleware:
         self.stats.inc_value(answer.stat)
         if answer.allowed:  # allowed, for want of an answer (a parser that failed)
             return
-        logger.debug("%(reason)s: %(request)s", {"reason": answer.reason, "request": request},
-                     extra={"spider": self.crawler.spider})  # fmt: skip
+        logger.debug(
+            "%(reason)s: %(request)s",
+            {"reason": answer.reason, "request": request},
+            extra={"spider": self.crawler.spider},
+        )
         raise IgnoreRequest(answer.reason)
 
     async def robots_for(self, request: Request) -> RobotsEntry:

@@ -39,7 +39,9 @@ class SitePacing:
             # Scrapy's downloader changed under us (see slots.py): say so loudly, but
             # do not turn a pacing failure into a lost request.
             logger.exception(
-                "Could not set the download delay of %(site)s", {"site": entry.site}, extra={"spider": self.crawler.spider}
+                "Could not set the download delay of %(site)s",
+                {"site": entry.site},
+                extra={"spider": self.crawler.spider},
             )
             self.crawler.stats.inc_value("robotstxt/crawl_delay/error")
         return None

@@ -96,9 +96,7 @@ def _preset(name: str) -> dict[int | str, Action]:
     try:
         return dict(PRESETS[name])
     except KeyError:
-        raise ValueError(
-            f"ROBOTSTXT_STATUS_POLICY: unknown preset {name!r}; use one of {', '.join(PRESETS)}"
-        ) from None
+        raise ValueError(f"ROBOTSTXT_STATUS_POLICY: unknown preset {name!r}; use one of {', '.join(PRESETS)}") from None
 
 
 def _key(key: Any) -> int | str:
@@ -109,10 +107,7 @@ def _key(key: Any) -> int | str:
         return int(text)
     if text == NETWORK or (len(text) == 3 and text[0] in "12345" and text[1:] == "xx"):
         return text
-    raise ValueError(
-        f"ROBOTSTXT_STATUS_POLICY: {key!r} is not a status code (404), a class (\"4xx\") "
-        f"or \"network\""
-    )
+    raise ValueError(f'ROBOTSTXT_STATUS_POLICY: {key!r} is not a status code (404), a class ("4xx") or "network"')
 
 
 def _action(key: Any, action: Any) -> Action:

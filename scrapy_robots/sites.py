@@ -163,8 +163,11 @@ class SiteBook:
 
     def _storage_failed(self, site: str) -> None:
         # A storage's own failures are its to absorb (see RobotsStorage): this is a bug.
-        logger.exception("%(storage)s failed to load %(site)s", {"storage": type(self.storage).__name__, "site": site},
-                         extra={"spider": self.crawler.spider})  # fmt: skip
+        logger.exception(
+            "%(storage)s failed to load %(site)s",
+            {"storage": type(self.storage).__name__, "site": site},
+            extra={"spider": self.crawler.spider},
+        )
         self.stats.inc_value("robotstxt/cache/storage_errors")
 
     async def _fetch(self, site: str, previous: RobotsEntry | None, request: Request) -> RobotsEntry:
@@ -196,7 +199,9 @@ class SiteBook:
         if robots_parsed is not None and entry.parser is not None:
             await self.crawler.signals.send_catch_log_async(
                 # As Scrapy's middleware: the parser, and the request that needed it.
-                signal=robots_parsed, robotparser=getattr(entry.parser, "wrapped", entry.parser), request=request
+                signal=robots_parsed,
+                robotparser=getattr(entry.parser, "wrapped", entry.parser),
+                request=request,
             )
 
     def _count_fetch(self, decision: Decision, result: FetchResult) -> None:

@@ -219,9 +219,7 @@ class SlotPacer:
         slot = downloader.slots.get(key)
         if slot is not None and hasattr(type(slot), "unfloored"):
             slot.__class__ = type(slot).unfloored
-            slot.delay = float(
-                (original or {}).get("delay", self.crawler.settings.getfloat("DOWNLOAD_DELAY"))
-            )
+            slot.delay = float((original or {}).get("delay", self.crawler.settings.getfloat("DOWNLOAD_DELAY")))
 
     def _downloader(self) -> Any:
         assert self.crawler.engine is not None

@@ -20,11 +20,11 @@ from scrapy_robots.usage import META_KEY, Preference, UsageConfig, header_prefer
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
+    from typing import Self
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +103,9 @@ class UsageMiddleware:
         )
         return False
 
-    def process_spider_output(self, response: Response, result: Iterable[Any], spider: Spider | None = None) -> Iterator[Any]:
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterator[Any]:
         purpose = self._drops(response)
         for item in result:
             if purpose is None or self._keep(item, purpose, response):

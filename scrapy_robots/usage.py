@@ -83,8 +83,13 @@ class Preference:
 
     def as_meta(self) -> dict[str, Any]:
         """The plain-data form carried in ``request.meta["robotstxt_usage"]``."""
-        return {"decision": self.decision, "stated": self.stated, "line": self.line, "text": self.text,
-                "source": self.source}  # fmt: skip
+        return {
+            "decision": self.decision,
+            "stated": self.stated,
+            "line": self.line,
+            "text": self.text,
+            "source": self.source,
+        }
 
     def __str__(self) -> str:
         return f"{self.decision}: {self.reason}"
@@ -141,8 +146,12 @@ def site_preferences(body: bytes | str, encoding: str | None = None) -> RobotsTx
     """
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     lowered = text.lower()
-    if "content-signal" not in lowered and "content-usage" not in lowered and "contentsignal" not in lowered \
-            and "contentusage" not in lowered:  # fmt: skip
+    if (
+        "content-signal" not in lowered
+        and "content-usage" not in lowered
+        and "contentsignal" not in lowered
+        and "contentusage" not in lowered
+    ):
         return None
     robots = RobotsTxt.parse(body, encoding=encoding)
     if not any(group.signals or group.usages for group in robots._groups):

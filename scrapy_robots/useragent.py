@@ -76,4 +76,3 @@ def product_token(user_agent: str | bytes | None) -> str:
         if end < len(user_agent) and user_agent[end] == "/" and token.lower() not in _GENERIC_PRODUCTS:
             return token
     return first or "*"
-

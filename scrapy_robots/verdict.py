@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.cache.entry import Action
-from scrapy_robots.usage import DENIED_REASON as USAGE_DENIED, check_request
+from scrapy_robots.usage import DENIED_REASON as USAGE_DENIED
+from scrapy_robots.usage import check_request
 
 if TYPE_CHECKING:
     from scrapy.http import Request

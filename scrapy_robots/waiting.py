@@ -114,7 +114,11 @@ class SingleFlight:
                 waiter.errback(result)
             else:
                 waiter.callback(result)
-        if isinstance(result, Failure) and not live and not result.check(CancelledError, asyncio.CancelledError, CrawlClosing):
+        if (
+            isinstance(result, Failure)
+            and not live
+            and not result.check(CancelledError, asyncio.CancelledError, CrawlClosing)
+        ):
             logger.error("robots.txt work for %(key)s failed", {"key": key}, exc_info=result.value)
 
 
@@ -154,12 +158,17 @@ class WaitingRoom:
         spider = self.crawler.spider
         if self.requeue_on_close and not request.meta.get(REQUEUED_ON_CLOSE):
             self.stats.inc_value("robotstxt/closing/requeued")
-            logger.debug("%(reason)s: %(request)s goes back to the scheduler", {"reason": closing, "request": request},
-                         extra={"spider": spider})  # fmt: skip
+            logger.debug(
+                "%(reason)s: %(request)s goes back to the scheduler",
+                {"reason": closing, "request": request},
+                extra={"spider": spider},
+            )
             # It passed the dupefilter once already; the scheduler would drop it as seen.
             return request.replace(dont_filter=True, meta={**request.meta, REQUEUED_ON_CLOSE: True})
         self.stats.inc_value("robotstxt/closing/ignored")
-        logger.debug("%(reason)s: %(request)s ignored", {"reason": closing, "request": request}, extra={"spider": spider})
+        logger.debug(
+            "%(reason)s: %(request)s ignored", {"reason": closing, "request": request}, extra={"spider": spider}
+        )
         raise IgnoreRequest(str(closing))
 
     async def overflow(self, request: Request) -> Request:

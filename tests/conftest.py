@@ -47,7 +47,6 @@ def backend_class(name: str) -> type:
     return getattr(parsers, class_names[name])
 
 
-
 @pytest.fixture
 def serve():
     """``serve(robots_handler, routes=None) -> SiteServer``: a site on its own 127.0.0.x."""

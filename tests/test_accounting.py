@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import pytest_twisted
-
 from crawling import crawl, stat
 from servers import body, hang, reset
 
-DENIAL_STATS = ("robotstxt/forbidden", "robotstxt/denied/deny_all", "robotstxt/denied/unreachable", "robotstxt/denied/excluded")
+DENIAL_STATS = (
+    "robotstxt/forbidden",
+    "robotstxt/denied/deny_all",
+    "robotstxt/denied/unreachable",
+    "robotstxt/denied/excluded",
+)
 
 
 @pytest_twisted.ensureDeferred

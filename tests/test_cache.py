@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest_twisted
-from scrapy import Request
-
 from crawling import RecordingSpider, crawl, robots_middleware, stat
+from scrapy import Request
+from servers import body
+
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsCache, RobotsEntry, lifetime_from_headers, pack, unpack
 from scrapy_robots.policy import Action
-from servers import body
 
 
 class PacedSpider(RecordingSpider):
@@ -41,9 +41,11 @@ async def test_least_recently_used_site_evicted(serve):
     a = serve(body("User-agent: *\nDisallow:\n"))
     b = serve(body("User-agent: *\nDisallow:\n"))
     crawler = await crawl(
-        [f"{a.url}/1", f"{b.url}/1", f"{a.url}/2"], spider_cls=PacedSpider, ROBOTSTXT_CACHE_SIZE=1,
+        [f"{a.url}/1", f"{b.url}/1", f"{a.url}/2"],
+        spider_cls=PacedSpider,
+        ROBOTSTXT_CACHE_SIZE=1,
         ROBOTSTXT_CACHE_PARSED=1,
-    )  # fmt: skip
+    )
     assert (a.robots_hits(), b.robots_hits()) == (2, 1)
     assert stat(crawler, "robotstxt/cache/evicted") == 2
     assert len(crawler.spider.downloaded) == 3
@@ -108,9 +110,21 @@ def test_parsed_tier_is_bounded_lru():
 
 
 def test_packed_entry_keeps_every_field_and_the_body():
-    entry = RobotsEntry(site="https://example.com:443", action=Action.PARSE, fetched_at=1.5, expires_at=2.5,
-                        status=200, url="https://example.com/robots.txt", redirects=1, size=3, truncated=True,
-                        error=None, failures=0, unreachable_since=None, body=b"User-agent: *\nDisallow: /\0\xff\n")  # fmt: skip
+    entry = RobotsEntry(
+        site="https://example.com:443",
+        action=Action.PARSE,
+        fetched_at=1.5,
+        expires_at=2.5,
+        status=200,
+        url="https://example.com/robots.txt",
+        redirects=1,
+        size=3,
+        truncated=True,
+        error=None,
+        failures=0,
+        unreachable_since=None,
+        body=b"User-agent: *\nDisallow: /\0\xff\n",
+    )
     blob = pack(entry)
     assert unpack(blob) == entry and unpack(blob).body == entry.body
     assert len(blob) < 200

@@ -42,7 +42,7 @@ class Site:
         site = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's interface
+            def do_GET(self) -> None:
                 site.hits.append(self.path)
                 route = site.routes.get(self.path, (404, "not found", {}))
                 if route == "hang":
@@ -95,11 +95,13 @@ def robots(tmp_path):
         environ.update(env or {})
         proc = subprocess.run(
             [sys.executable, "-m", "scrapy", "robots", *args],
-            cwd=cwd or tmp_path, env=environ, input=input, capture_output=True, timeout=60,
+            cwd=cwd or tmp_path,
+            env=environ,
+            input=input,
+            capture_output=True,
+            timeout=60,
         )
-        return subprocess.CompletedProcess(
-            proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode()
-        )
+        return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
     return run
 
@@ -291,13 +293,13 @@ def test_compare_marks_where_parsers_disagree(robots, tmp_path):
 
 
 FAULTY = (
-    "Disallow: /early\n"           # 1 rule before any User-agent
-    "User-agent: *\n"              # 2
-    "Disallwo: /typo\n"            # 3 misspelt directive
-    "Crawl-delay: soon\n"          # 4 not a number
-    "Disallow: /same\n"            # 5 overridden by line 6
-    "Allow: /same\n"               # 6
-    "Disallow: /fine\n"            # 7
+    "Disallow: /early\n"  # 1 rule before any User-agent
+    "User-agent: *\n"  # 2
+    "Disallwo: /typo\n"  # 3 misspelt directive
+    "Crawl-delay: soon\n"  # 4 not a number
+    "Disallow: /same\n"  # 5 overridden by line 6
+    "Allow: /same\n"  # 6
+    "Disallow: /fine\n"  # 7
 )
 
 
@@ -307,14 +309,23 @@ def test_lint_a_file(robots, tmp_path):
     out = robots("--file", str(path), "--lint")
     assert out.returncode == 1  # lint alone: 1 when something is at fault
     assert "4 problems" in out.stdout
-    for line, code in ((1, "rule-before-user-agent"), (3, "unknown-directive"), (4, "bad-value"), (5, "overridden-disallow")):
+    for line, code in (
+        (1, "rule-before-user-agent"),
+        (3, "unknown-directive"),
+        (4, "bad-value"),
+        (5, "overridden-disallow"),
+    ):
         assert any(row.strip().startswith(f"line {line}:") and f"[{code}]" in row for row in out.stdout.splitlines()), (
-            line, out.stdout
+            line,
+            out.stdout,
         )
     assert "did you mean Disallow?" in out.stdout
     [report] = _json(robots("--file", str(path), "--lint", "--json").stdout)
     assert [(f["line"], f["code"]) for f in report["lint"]] == [
-        (1, "rule-before-user-agent"), (3, "unknown-directive"), (4, "bad-value"), (5, "overridden-disallow")
+        (1, "rule-before-user-agent"),
+        (3, "unknown-directive"),
+        (4, "bad-value"),
+        (5, "overridden-disallow"),
     ]
     path.write_text("User-agent: *\nDisallow: /x\n")
     assert robots("--file", str(path), "--lint").returncode == 0
@@ -346,11 +357,17 @@ def test_json_lines_one_object_per_url(site, robots):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["example.com/page"], "'example.com/page' is not an absolute http(s) URL (did you mean 'https://example.com/page'?)"),
+        (
+            ["example.com/page"],
+            "'example.com/page' is not an absolute http(s) URL (did you mean 'https://example.com/page'?)",
+        ),
         (["ftp://example.com/x"], "is not an http(s) URL"),
         (["--file", "/nonexistent/robots.txt", "/x"], "cannot read '/nonexistent/robots.txt'"),
         (["--parser", "nope.Nothing", "https://example.com/"], "ROBOTSTXT_PARSER = 'nope.Nothing' cannot be loaded"),
-        (["-s", "ROBOTSTXT_MAX_CRAWL_DELAY=soon", "https://example.com/"], "ROBOTSTXT_MAX_CRAWL_DELAY must be a number"),
+        (
+            ["-s", "ROBOTSTXT_MAX_CRAWL_DELAY=soon", "https://example.com/"],
+            "ROBOTSTXT_MAX_CRAWL_DELAY must be a number",
+        ),
         # Classes that build but cannot answer, checked against the interface (#14).
         (
             ["--parser", "urllib.robotparser.RobotFileParser", "https://example.com/"],
@@ -361,10 +378,18 @@ def test_json_lines_one_object_per_url(site, robots):
             "ROBOTSTXT_CACHE_STORAGE = builtins.dict has no async load() method",
         ),
         (["-s", "ROBOTSTXT_CRAWL_DELAY=maybe", "https://example.com/"], "ROBOTSTXT_CRAWL_DELAY must be True or False"),
-        (["-s", "ROBOTSTXT_MAXSIZE=1.5", "https://example.com/"], "ROBOTSTXT_MAXSIZE must be a whole number, not '1.5'"),
-        (["-s", "ROBOTSTXT_REDIS_URL=localhost:6379", "https://example.com/"], "ROBOTSTXT_REDIS_URL = 'localhost:6379'"),
-        (["-s", "ROBOTSTXT_EXCLUDED_DOMAINS=https://example.com/x", "https://example.com/"],
-         "ROBOTSTXT_EXCLUDED_DOMAINS: 'https://example.com/x' is not a domain name (did you mean 'example.com'?"),
+        (
+            ["-s", "ROBOTSTXT_MAXSIZE=1.5", "https://example.com/"],
+            "ROBOTSTXT_MAXSIZE must be a whole number, not '1.5'",
+        ),
+        (
+            ["-s", "ROBOTSTXT_REDIS_URL=localhost:6379", "https://example.com/"],
+            "ROBOTSTXT_REDIS_URL = 'localhost:6379'",
+        ),
+        (
+            ["-s", "ROBOTSTXT_EXCLUDED_DOMAINS=https://example.com/x", "https://example.com/"],
+            "ROBOTSTXT_EXCLUDED_DOMAINS: 'https://example.com/x' is not a domain name (did you mean 'example.com'?",
+        ),
         ([], "nothing to check"),
     ],
 )

@@ -49,9 +49,7 @@ def _project(root: Path, settings: str, spider: str = "") -> Path:
     (root / "proj" / "spiders").mkdir(parents=True)
     (root / "scrapy.cfg").write_text("[settings]\ndefault = proj.settings\n")
     (root / "proj" / "__init__.py").write_text("")
-    (root / "proj" / "settings.py").write_text(
-        'BOT_NAME = "proj"\nSPIDER_MODULES = ["proj.spiders"]\n' + settings
-    )
+    (root / "proj" / "settings.py").write_text('BOT_NAME = "proj"\nSPIDER_MODULES = ["proj.spiders"]\n' + settings)
     (root / "proj" / "spiders" / "__init__.py").write_text("")
     if spider:
         (root / "proj" / "spiders" / "pages.py").write_text(spider)
@@ -93,7 +91,10 @@ def test_a_project_on_scrapys_middleware_gets_its_answers(site, robots, tmp_path
 
     subprocess.run(
         [sys.executable, "-m", "scrapy", "crawl", "pages", "-a", f"url={s.url}/page"],
-        cwd=project, capture_output=True, timeout=60, check=True,
+        cwd=project,
+        capture_output=True,
+        timeout=60,
+        check=True,
     )
     assert "/page" in s.hits
     # With ours enabled (the add-on), ours answers: 403 denies all.
@@ -246,7 +247,9 @@ def test_brief_is_one_line_per_url_in_the_order_given(site, robots):
         f"allowed  {s.url}/public  (no rule matches)",
         "error    nope  ('nope' is not an absolute http(s) URL (did you mean 'https://nope'?))",
     ]
-    assert robots("--brief", f"{s.url}/robots.txt").stdout.endswith("(/robots.txt is always allowed (RFC 9309, 2.2.2))\n")
+    assert robots("--brief", f"{s.url}/robots.txt").stdout.endswith(
+        "(/robots.txt is always allowed (RFC 9309, 2.2.2))\n"
+    )
     policy = site({"/robots.txt": (403, "", {})})
     assert robots("--brief", f"{policy.url}/x").stdout == f"denied   {policy.url}/x  (deny all on HTTP 403)\n"
 
@@ -257,13 +260,16 @@ def test_urls_from_a_file_and_from_standard_input(robots, tmp_path):
     listed.write_text("# to check\n/private/a\n\n  /public  \n")
     out = robots("--file", robots_txt, "--brief", "/first", "--urls", str(listed))
     assert [line.split()[:2] for line in out.stdout.splitlines()] == [
-        ["allowed", "/first"], ["denied", "/private/a"], ["allowed", "/public"]
+        ["allowed", "/first"],
+        ["denied", "/private/a"],
+        ["allowed", "/public"],
     ]
     out = robots("--file", robots_txt, "--json", "--urls", "-", input=b"/private/b\n/ok\n")
     assert [(a["url"], a["allowed"]) for a in _json(out.stdout)] == [("/private/b", False), ("/ok", True)]
     clash = robots("--file", "-", "--urls", "-", input=b"")
     assert (clash.returncode, clash.stderr.strip()) == (
-        2, "scrapy robots: error: --file - and --urls - cannot both read standard input"
+        2,
+        "scrapy robots: error: --file - and --urls - cannot both read standard input",
     )
     missing = robots("--file", robots_txt, "--urls", str(tmp_path / "none.txt"))
     assert missing.returncode == 2 and "cannot read" in missing.stderr
@@ -272,12 +278,22 @@ def test_urls_from_a_file_and_from_standard_input(robots, tmp_path):
 def test_several_user_agents_in_one_call(robots, tmp_path):
     robots_txt = _robots_file(tmp_path)
     out = robots(
-        "--file", robots_txt, "--json", "--user-agent", "FooBot/2.0", "--user-agent", "OtherBot", "/foo-only", "/private/x"
+        "--file",
+        robots_txt,
+        "--json",
+        "--user-agent",
+        "FooBot/2.0",
+        "--user-agent",
+        "OtherBot",
+        "/foo-only",
+        "/private/x",
     )
     answers = [(a["url"], a["product_token"], a["allowed"]) for a in _json(out.stdout)]
     assert answers == [
-        ("/foo-only", "FooBot", False), ("/foo-only", "OtherBot", True),
-        ("/private/x", "FooBot", True), ("/private/x", "OtherBot", False),
+        ("/foo-only", "FooBot", False),
+        ("/foo-only", "OtherBot", True),
+        ("/private/x", "FooBot", True),
+        ("/private/x", "OtherBot", False),
     ]
     # Each agent's own group gives its Crawl-delay: FooBot's group has none.
     delays = {(a["url"], a["product_token"]): a["crawl_delay"] for a in _json(out.stdout)}
@@ -347,8 +363,17 @@ def test_spider_takes_that_spiders_settings(robots, tmp_path):
     assert (other["product_token"], other["allowed"]) == ("OtherBot", True)
     # -s still wins over the spider's custom_settings, as in scrapy crawl.
     [given] = _json(
-        robots("--file", "robots.txt", "--json", "--spider", "foo", "-s", "ROBOTSTXT_USER_AGENT=Else", "/foo-only",
-               cwd=project).stdout
+        robots(
+            "--file",
+            "robots.txt",
+            "--json",
+            "--spider",
+            "foo",
+            "-s",
+            "ROBOTSTXT_USER_AGENT=Else",
+            "/foo-only",
+            cwd=project,
+        ).stdout
     )
     assert given["user_agent"] == "Else"
     unknown = robots("--file", "robots.txt", "--spider", "nope", "/x", cwd=project)
@@ -376,7 +401,11 @@ def test_colour_on_a_terminal_only(robots, tmp_path):
         env.update(TERM="xterm", **extra_env)
         proc = subprocess.run(
             [sys.executable, "-m", "scrapy", "robots", "--file", robots_txt, "--brief", "/private/x"],
-            cwd=tmp_path, env=env, stdout=follower, stderr=subprocess.PIPE, timeout=60,
+            cwd=tmp_path,
+            env=env,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            timeout=60,
         )
         os.close(follower)
         output = os.read(leader, 65536).decode()

@@ -10,12 +10,12 @@ import math
 
 import pytest
 import pytest_twisted
-from scrapy import Request
-
 from crawling import RecordingSpider, crawl, stat
+from scrapy import Request
+from servers import body
+
 from scrapy_robots.delay import read_site_delay
 from scrapy_robots.parsers import RFC9309Parser
-from servers import body
 
 # The server sees a request a little after Scrapy sends it; connection reuse can make
 # the second arrival quicker than the first. This is the measurement's slack, not the

@@ -5,6 +5,7 @@ end to end)."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 from scrapy.exceptions import IgnoreRequest
@@ -42,16 +43,26 @@ def failed(exc: BaseException) -> FetchResult:
 
 def unreachable(failures: int, since: float = NOW - 60) -> RobotsEntry:
     return RobotsEntry(
-        site=SITE, action=Action.UNREACHABLE, fetched_at=NOW - 1, expires_at=NOW - 1, status=503,
-        failures=failures, unreachable_since=since,
-    )  # fmt: skip  (the record's fields, as it is stored)
+        site=SITE,
+        action=Action.UNREACHABLE,
+        fetched_at=NOW - 1,
+        expires_at=NOW - 1,
+        status=503,
+        failures=failures,
+        unreachable_since=since,
+    )
 
 
 def parsed(body: bytes = RULES) -> RobotsEntry:
     return RobotsEntry(
-        site=SITE, action=Action.PARSE, fetched_at=NOW - DAY, expires_at=NOW - 1, status=200,
-        parser=RFC9309Parser(body), body=body,
-    )  # fmt: skip  (the record's fields, as it is stored)
+        site=SITE,
+        action=Action.PARSE,
+        fetched_at=NOW - DAY,
+        expires_at=NOW - 1,
+        status=200,
+        parser=RFC9309Parser(body),
+        body=body,
+    )
 
 
 @pytest.mark.parametrize(
@@ -187,8 +198,8 @@ def test_a_redirect_is_named_in_the_line():
 # -- the verdict ---------------------------------------------------------------------
 
 
-def entry_of(action: Action, **fields: object) -> RobotsEntry:
-    return RobotsEntry(site=SITE, action=action, fetched_at=NOW, expires_at=NOW + DAY, **fields)  # type: ignore[arg-type]
+def entry_of(action: Action, **fields: Any) -> RobotsEntry:
+    return RobotsEntry(site=SITE, action=action, fetched_at=NOW, expires_at=NOW + DAY, **fields)
 
 
 @pytest.mark.parametrize(

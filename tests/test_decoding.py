@@ -14,7 +14,7 @@ from scrapy_robots.parsers import ProtegoParser
     ("header", "codec"),
     [
         ("text/plain; charset=ISO-8859-1", "iso8859-1"),
-        (b"text/plain;charset=\"windows-1251\"", "cp1251"),
+        (b'text/plain;charset="windows-1251"', "cp1251"),
         ("text/plain; charset=utf-8", "utf-8"),
         ("text/plain", None),
         ("text/plain; charset=no-such-codec", None),

@@ -34,7 +34,7 @@ def test_make_demo():
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_demo_declaring_a_purpose():
-    output = make_demo('DEMO_ARGS=-s ROBOTSTXT_USAGE=train-ai')
+    output = make_demo("DEMO_ARGS=-s ROBOTSTXT_USAGE=train-ai")
     # Content-Usage: train-ai=n denies /, /about, /report.pdf; the longer /blog/ scope allows
     # the blog, whose /blog/2 says train-ai=n in its header: fetched, its item dropped.
     assert "127.0.0.16  (AI usage preferences): 2 fetched, 5 denied" in output, output[-3000:]

@@ -6,10 +6,8 @@ import time
 
 import pytest
 import pytest_twisted
-
-from scrapy import Request
-
 from crawling import RecordingSpider, crawl, robots_middleware, stat
+from scrapy import Request
 from servers import body, drip, gzip_bomb, hang, redirect
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
@@ -88,9 +86,7 @@ async def test_large_robots_parsed_up_to_maxsize(serve):
     filler = b"# " + b"x" * 1000 + b"\n"
     big = b"User-agent: *\n" + rule + filler * 20_000 + b"Disallow: /late\n"  # ~20 MB
     site = serve(body(big))
-    crawler = await crawl(
-        [f"{site.url}/public", f"{site.url}/private", f"{site.url}/late"], ROBOTSTXT_MAXSIZE=100_000
-    )
+    crawler = await crawl([f"{site.url}/public", f"{site.url}/private", f"{site.url}/late"], ROBOTSTXT_MAXSIZE=100_000)
     spider = crawler.spider
     # Rules before the cap count; the rule after it was never read.
     assert sorted(spider.downloaded) == [f"{site.url}/late", f"{site.url}/public"]
@@ -132,9 +128,7 @@ async def test_slow_site_does_not_stall_a_healthy_one(serve):
     healthy = serve(body(ROBOTS))
     urls = [f"{slow.url}/s{i}" for i in range(20)] + [f"{healthy.url}/h{i}" for i in range(30)]
     start = time.monotonic()
-    crawler = await crawl(
-        urls, CONCURRENT_REQUESTS=4, ROBOTSTXT_TIMEOUT=4, ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0
-    )
+    crawler = await crawl(urls, CONCURRENT_REQUESTS=4, ROBOTSTXT_TIMEOUT=4, ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0)
     healthy_done = max(hit.at for hit in healthy.page_hits())
     # Twenty requests wait for the slow site's robots.txt, yet all 30 healthy pages
     # are fetched long before that robots.txt times out.

@@ -6,12 +6,11 @@ from __future__ import annotations
 import time
 
 import pytest_twisted
+from fleet import start_crawler
+from servers import body, hang
 from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 from twisted.internet.task import deferLater
-
-from fleet import start_crawler
-from servers import body, hang
 
 
 def sleep(seconds: float):
@@ -95,9 +94,14 @@ async def test_redis_stopped_and_restarted_mid_crawl(serve, redis):
     # The default (in-memory) scheduler: scrapy-redis's own queue cannot survive a
     # Redis outage; this test is about scrapy-robots' part. Few requests at a time
     # (no parking), so that some reach the middleware while Redis is down.
-    handle = start_crawler(urls, redis.url, SCHEDULER="scrapy.core.scheduler.Scheduler",
-                           DUPEFILTER_CLASS="scrapy.dupefilters.RFPDupeFilter",
-                           CONCURRENT_REQUESTS=2, ROBOTSTXT_MAX_WAITING=0)  # fmt: skip
+    handle = start_crawler(
+        urls,
+        redis.url,
+        SCHEDULER="scrapy.core.scheduler.Scheduler",
+        DUPEFILTER_CLASS="scrapy.dupefilters.RFPDupeFilter",
+        CONCURRENT_REQUESTS=2,
+        ROBOTSTXT_MAX_WAITING=0,
+    )
     while len(site.page_hits()) < 3:
         await sleep(0.05)
     redis.stop()

@@ -4,7 +4,6 @@ fleet tests are in test_fleet.py)."""
 from __future__ import annotations
 
 import pytest_twisted
-
 from crawling import crawl, stat
 from servers import body
 

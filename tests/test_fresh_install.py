@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ROBOTS = b"User-agent: *\nDisallow: /private\nCrawl-delay: 0.2\n"
-SPIDER = '''
+SPIDER = """
 import scrapy
 
 
@@ -32,7 +32,7 @@ class Visit(scrapy.Spider):
 
     def parse(self, response):
         yield {"url": response.url}
-'''
+"""
 
 
 class _Site(BaseHTTPRequestHandler):
@@ -64,12 +64,20 @@ def fresh(tmp_path_factory):
     # From a copy of the sources: pip builds in the tree, and a stale build/ of the
     # checkout could hand the wheel a module that no longer exists.
     source = where / "source"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".venv", ".git", "build", "dist", "_build", "*.egg-info", "__pycache__", ".mypy_cache", ".hypothesis"))  # fmt: skip
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".venv", ".git", "build", "dist", "_build", "*.egg-info", "__pycache__", ".mypy_cache", ".hypothesis"
+        ),
+    )
     venv = where / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    pip = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(source)],
-               cwd=where, timeout=900)  # fmt: skip
+    pip = _run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(source)],
+        cwd=where,
+        timeout=900,
+    )
     assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
     return venv
 

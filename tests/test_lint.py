@@ -197,13 +197,13 @@ def test_bytes_that_are_not_utf8_are_flagged_at_their_line():
 
 def test_misspelt_keys_the_tokenizer_accepts_are_flagged():
     body = (
-        "User agent: *\n"         # 1
-        "Disalow: /a\n"           # 2
-        "Disallow: /b\n"          # 3
-        "DISALLOW: /c\n"          # 4 case does not matter
-        "Crawl_delay: 3\n"        # 5
+        "User agent: *\n"  # 1
+        "Disalow: /a\n"  # 2
+        "Disallow: /b\n"  # 3
+        "DISALLOW: /c\n"  # 4 case does not matter
+        "Crawl_delay: 3\n"  # 5
         "Site-map: https://e.com/s.xml\n"  # 6
-        "Disallowed /d\n"         # 7 no colon, two words
+        "Disallowed /d\n"  # 7 no colon, two words
     )
     findings = [(f.line, f.code) for f in lint_robotstxt(body)]
     assert findings == [(1, MISSPELT), (2, MISSPELT), (5, MISSPELT), (6, MISSPELT), (7, MISSPELT)]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import pytest_twisted
-
 from crawling import crawl, stat
 from servers import body
 
@@ -52,9 +51,8 @@ async def test_addon_swaps_the_middleware(serve):
 
 @pytest_twisted.ensureDeferred
 async def test_dont_obey_meta_and_data_urls(serve):
-    from scrapy import Request
-
     from crawling import RecordingSpider
+    from scrapy import Request
 
     site = serve(body("User-agent: *\nDisallow: /\n"))
 
@@ -90,9 +88,9 @@ async def test_user_agent_group(serve):
     ],
 )
 def test_bad_setting_fails_at_startup(name, value, message):
+    from crawling import BASE_SETTINGS
     from scrapy.utils.test import get_crawler
 
-    from crawling import BASE_SETTINGS
     from scrapy_robots import RobotsTxtMiddleware
 
     crawler = get_crawler(settings_dict={**BASE_SETTINGS, name: value})
@@ -102,9 +100,8 @@ def test_bad_setting_fails_at_startup(name, value, message):
 
 @pytest_twisted.ensureDeferred
 async def test_request_user_agent_header_is_used(serve):
-    from scrapy import Request
-
     from crawling import RecordingSpider
+    from scrapy import Request
 
     site = serve(body("User-agent: BarBot\nDisallow: /bar\n\nUser-agent: *\nDisallow:\n"))
 
@@ -126,9 +123,8 @@ async def test_robots_parsed_signal(serve):
 
     if not hasattr(signals, "robots_parsed"):
         pytest.skip("robots_parsed arrived in Scrapy 2.18")
-    from scrapy.crawler import CrawlerRunner
-
     from crawling import BASE_SETTINGS, RecordingSpider
+    from scrapy.crawler import CrawlerRunner
 
     site = serve(body(ROBOTS))
     received = []

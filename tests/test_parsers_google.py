@@ -10,12 +10,11 @@ import subprocess
 import sys
 
 import pytest
-
 from test_parsers_matrix import DIRECTIVES_BODY, FULL_UA, MATRIX, UNSUPPORTED, _ask
 
 pytest.importorskip("jwm.robotstxt.googlebot")
 
-from scrapy_robots.parsers import CRAWL_DELAY, HOST, REQUEST_RATE, SITEMAP, GoogleParser  # noqa: E402
+from scrapy_robots.parsers import CRAWL_DELAY, HOST, REQUEST_RATE, SITEMAP, GoogleParser
 
 # Google does not decode percent-encoded unreserved characters ("%7E" is not "~"),
 # and answers for /robots.txt itself like any other path (the middleware never asks).

@@ -7,7 +7,6 @@ says so (and docs/parsers.rst lists the same differences).
 from __future__ import annotations
 
 import pytest
-
 from conftest import BACKENDS, backend_class
 
 FULL_UA = "Mozilla/5.0 (compatible; FooBot/2.1; +https://foo.example/bot)"
@@ -26,8 +25,14 @@ MATRIX = [
     ("several-agent-lines", b"User-agent: a\nUser-agent: FooBot\nDisallow: /x\n", "FooBot", "/x", False, {}),
     ("several-agent-lines-other", b"User-agent: a\nUser-agent: FooBot\nDisallow: /x\n", "FooBot", "/y", True, {}),
     # urllib and rerp take the first matching rule (1997 draft), not the longest.
-    ("longest-match", b"User-agent: *\nDisallow: /a\nAllow: /a/b\n", "FooBot", "/a/b/c", True,
-     {"python": False, "rerp": False}),
+    (
+        "longest-match",
+        b"User-agent: *\nDisallow: /a\nAllow: /a/b\n",
+        "FooBot",
+        "/a/b/c",
+        True,
+        {"python": False, "rerp": False},
+    ),
     ("longest-match-disallow", b"User-agent: *\nDisallow: /a\nAllow: /a/b\n", "FooBot", "/a/c", False, {}),
     # urllib knows no wildcards: "*" and "$" are literal characters for it.
     ("wildcard-end", b"User-agent: *\nDisallow: /*.pdf$\n", "FooBot", "/x.pdf", False, {"python": True}),
@@ -47,8 +52,14 @@ MATRIX = [
     ("query-other", b"User-agent: *\nDisallow: /search?q=\n", "FooBot", "/search", True, {}),
     # RFC 9309 2.2.2: /robots.txt is always allowed; only Protego and reppy build that in.
     # The middleware never asks a parser about the robots.txt request itself.
-    ("robots-txt-always-allowed", b"User-agent: *\nDisallow: /\n", "FooBot", "/robots.txt", True,
-     {"python": False, "rerp": False}),
+    (
+        "robots-txt-always-allowed",
+        b"User-agent: *\nDisallow: /\n",
+        "FooBot",
+        "/robots.txt",
+        True,
+        {"python": False, "rerp": False},
+    ),
 ]
 
 

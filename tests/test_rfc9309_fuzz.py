@@ -24,8 +24,23 @@ _line = st.one_of(
     st.text(max_size=40),
     st.builds(
         "{}:{}".format,
-        st.sampled_from(["User-agent", "Allow", "Disallow", "Sitemap", "Crawl-delay", "Request-rate", "Visit-time", "Host", "Clean-param", "x"]),
-        st.lists(st.sampled_from(list("/*$%?#ab9 \t\u00e9\ufeff\x00:") + ["%2f", "%7E", "%zz"]), max_size=12).map("".join),
+        st.sampled_from(
+            [
+                "User-agent",
+                "Allow",
+                "Disallow",
+                "Sitemap",
+                "Crawl-delay",
+                "Request-rate",
+                "Visit-time",
+                "Host",
+                "Clean-param",
+                "x",
+            ]
+        ),
+        st.lists(st.sampled_from(list("/*$%?#ab9 \t\u00e9\ufeff\x00:") + ["%2f", "%7E", "%zz"]), max_size=12).map(
+            "".join
+        ),
     ),
 )
 robots_bodies = st.lists(_line, max_size=15).flatmap(
@@ -34,7 +49,12 @@ robots_bodies = st.lists(_line, max_size=15).flatmap(
 
 
 @FUZZ
-@given(body=st.one_of(st.binary(max_size=300), st.text(max_size=300), robots_bodies), url=st.text(max_size=60), agent=st.text(max_size=30), opts=options)
+@given(
+    body=st.one_of(st.binary(max_size=300), st.text(max_size=300), robots_bodies),
+    url=st.text(max_size=60),
+    agent=st.text(max_size=30),
+    opts=options,
+)
 def test_never_raises(body: str | bytes, url: str, agent: str, opts: dict[str, object]) -> None:
     robots = RobotsTxt.parse(body, **opts)  # type: ignore[arg-type]
     verdict = robots.allowed(url, agent)

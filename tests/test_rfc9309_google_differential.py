@@ -110,7 +110,30 @@ def test_long_lines_are_read_whole_where_google_cuts_them() -> None:
 # --- random files ---------------------------------------------------------------
 
 _AGENTS = ["*", "FooBot", "foobot", "FOOBOT/2.0", "Other", "foo", "FooBotter", "* extra", "*bot", "", "Foo_Bot", "-"]
-_PATH_PIECES = ["/", "a", "b", "ab", "x.html", ".php", "?", "=", "&", ";", "%2F", "%3f", "%C3%A9", "\u00e9", "-", "$", "*", "index.htm", "index.html", "/a", "/b/", "~"]
+_PATH_PIECES = [
+    "/",
+    "a",
+    "b",
+    "ab",
+    "x.html",
+    ".php",
+    "?",
+    "=",
+    "&",
+    ";",
+    "%2F",
+    "%3f",
+    "%C3%A9",
+    "\u00e9",
+    "-",
+    "$",
+    "*",
+    "index.htm",
+    "index.html",
+    "/a",
+    "/b/",
+    "~",
+]
 _KEYS_RULE = ["Allow", "Disallow", "allow", "DISALLOW", "disalow", "Dissallow", "Allow ", " disallow"]
 _SEPARATORS = [": ", ":", " : ", "\t:\t", " "]
 
@@ -151,7 +174,9 @@ def random_robotstxt(rng: random.Random) -> str:
 
 
 def random_url(rng: random.Random) -> str:
-    path = "/" + "".join(rng.choice(_PATH_PIECES).replace("*", "x").replace("\u00e9", "%C3%A9") for _ in range(rng.randint(0, 5)))
+    path = "/" + "".join(
+        rng.choice(_PATH_PIECES).replace("*", "x").replace("\u00e9", "%C3%A9") for _ in range(rng.randint(0, 5))
+    )
     if rng.random() < 0.1:
         path += "#" + rng.choice(["frag", "/a"])
     return "https://example.com" + path.replace("//", "/")

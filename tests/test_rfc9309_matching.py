@@ -192,13 +192,29 @@ def test_url_forms_give_the_same_verdict_in_any_order() -> None:
     # faster: the verdicts must not depend on which URLs came before.
     body = "User-agent: *\nDisallow: /a\nDisallow: /*?q\nAllow: /a/ok\nDisallow: /c$\n"
     urls = [
-        "https://example.com/a", "https://example.com/a#x", "https://example.com/b#/a",
-        "https://example.com/a/ok", "http://example.com/a", "https://other.example/b",
-        "https://example.com", "https://example.com?q=1", "https://example.com/?q=1",
-        "//example.com/a", "/a/b", "a", "https://example.com.evil/a", "https://example.com:8080/b",
-        "https://user:pw@example.com/a", "https://example.com;p/a", "https://example.com#/a",
-        "https://example.com//a", "https://example.com/robots.txt", "\nhttps://example.com/a",
-        "https://example.com/b#?q", "https://example.com/c#x", "https://example.com/c",
+        "https://example.com/a",
+        "https://example.com/a#x",
+        "https://example.com/b#/a",
+        "https://example.com/a/ok",
+        "http://example.com/a",
+        "https://other.example/b",
+        "https://example.com",
+        "https://example.com?q=1",
+        "https://example.com/?q=1",
+        "//example.com/a",
+        "/a/b",
+        "a",
+        "https://example.com.evil/a",
+        "https://example.com:8080/b",
+        "https://user:pw@example.com/a",
+        "https://example.com;p/a",
+        "https://example.com#/a",
+        "https://example.com//a",
+        "https://example.com/robots.txt",
+        "\nhttps://example.com/a",
+        "https://example.com/b#?q",
+        "https://example.com/c#x",
+        "https://example.com/c",
     ]
     expected = {url: RobotsTxt.parse(body).allowed(url) for url in urls}
     rng = random.Random(13)

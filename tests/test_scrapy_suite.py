@@ -100,9 +100,21 @@ def run_suite(suite_dir: Path, mode: str, report: Path) -> dict[str, dict[str, s
     # Scrapy's pytest options that this file needs: the asyncio reactor, and the
     # marker its conftest.py registers (the plugin does). Not our setup.cfg (-c).
     command = [
-        sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(suite_dir),
-        "-p", "scrapy_suite_plugin", "-p", "no:cacheprovider", "--reactor=asyncio", "-q", SUITE_FILE,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "pytest",
+        "-c",
+        os.devnull,
+        "--rootdir",
+        str(suite_dir),
+        "-p",
+        "scrapy_suite_plugin",
+        "-p",
+        "no:cacheprovider",
+        "--reactor=asyncio",
+        "-q",
+        SUITE_FILE,
+    ]
     process = subprocess.run(command, cwd=suite_dir, env=env, capture_output=True, text=True, timeout=180)
     assert report.is_file(), f"pytest exited {process.returncode} without a report:\n{process.stdout}\n{process.stderr}"
     return json.loads(report.read_text())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import pytest_twisted
-
 from crawling import RecordingSpider, crawl, robots_middleware, stat
 from servers import body
 
@@ -125,7 +124,11 @@ class _OneArgumentParser(_Parser):
         ("ROBOTSTXT_EXCLUDED_DOMAINS", ["https://example.com/"], "did you mean 'example.com'"),
         ("ROBOTSTXT_EXCLUDED_DOMAINS", ["*.example.com"], "did you mean 'example.com'"),
         ("ROBOTSTXT_REDIS_URL", "localhost:6379", "ROBOTSTXT_REDIS_URL = 'localhost:6379' is not a Redis URL"),
-        ("ROBOTSTXT_REDIS_URL", "redis://host:port/0", "ROBOTSTXT_REDIS_URL = 'redis://host:port/0' has an invalid port"),
+        (
+            "ROBOTSTXT_REDIS_URL",
+            "redis://host:port/0",
+            "ROBOTSTXT_REDIS_URL = 'redis://host:port/0' has an invalid port",
+        ),
         ("REDIS_URL", "http://localhost", "REDIS_URL = 'http://localhost' is not a Redis URL"),
         # Changed on the way in, never: 1.5 bytes was 1 byte (every rule dropped).
         ("ROBOTSTXT_MAXSIZE", 1.5, "ROBOTSTXT_MAXSIZE must be a whole number, not 1.5"),
@@ -138,9 +141,9 @@ class _OneArgumentParser(_Parser):
     ],
 )
 def test_a_bad_setting_fails_at_startup_naming_it(name, value, message):
+    from crawling import BASE_SETTINGS
     from scrapy.utils.test import get_crawler
 
-    from crawling import BASE_SETTINGS
     from scrapy_robots import RobotsTxtMiddleware
 
     crawler = get_crawler(settings_dict={**BASE_SETTINGS, name: value})
@@ -184,7 +187,9 @@ def test_status_policy_as_json_as_scrapy_reads_dict_settings():
     from scrapy_robots.config import RobotsConfig
     from scrapy_robots.policy import Action
 
-    policy = RobotsConfig.from_settings(Settings({"ROBOTSTXT_STATUS_POLICY": '{"503": "allow", "preset": "rfc9309"}'})).status_policy
+    policy = RobotsConfig.from_settings(
+        Settings({"ROBOTSTXT_STATUS_POLICY": '{"503": "allow", "preset": "rfc9309"}'})
+    ).status_policy
     assert policy.action_for_status(503) is Action.ALLOW
     assert policy.action_for_status(403) is Action.ALLOW  # the rfc9309 preset
 
@@ -203,11 +208,21 @@ class S(scrapy.Spider):
 """
 
 
-@pytest.mark.parametrize(("setting", "value", "message"), [
-    ("ROBOTSTXT_PARSER", "urllib.robotparser.RobotFileParser",
-     "ROBOTSTXT_PARSER = urllib.robotparser.RobotFileParser has no allowed(url, user_agent) method"),
-    ("ROBOTSTXT_CACHE_STORAGE", "builtins.dict", "ROBOTSTXT_CACHE_STORAGE = builtins.dict has no async load() method"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("setting", "value", "message"),
+    [
+        (
+            "ROBOTSTXT_PARSER",
+            "urllib.robotparser.RobotFileParser",
+            "ROBOTSTXT_PARSER = urllib.robotparser.RobotFileParser has no allowed(url, user_agent) method",
+        ),
+        (
+            "ROBOTSTXT_CACHE_STORAGE",
+            "builtins.dict",
+            "ROBOTSTXT_CACHE_STORAGE = builtins.dict has no async load() method",
+        ),
+    ],
+)
 def test_a_crawl_with_a_class_that_cannot_work_does_not_start(tmp_path, setting, value, message):
     # It used to "finish" with exit status 0, every request failed with an error.
     import os
@@ -218,7 +233,11 @@ def test_a_crawl_with_a_class_that_cannot_work_does_not_start(tmp_path, setting,
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
     out = subprocess.run(
         [sys.executable, "-m", "scrapy", "runspider", "spider.py"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode != 0
     assert message in out.stderr, out.stderr[-2000:]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import pytest_twisted
-
 from crawling import crawl, stat
 from servers import body, reset
+
 from scrapy_robots.policy import Action, StatusPolicy
 
 DENY_ALL_TEXT = "User-agent: *\nDisallow: /\n"

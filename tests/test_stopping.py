@@ -9,11 +9,10 @@ from collections import Counter
 
 import pytest
 import pytest_twisted
-from twisted.internet import reactor
-from twisted.internet.task import deferLater
-
 from processes import run_spider
 from servers import body, hang
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
 PAGES = [f"/p{i}" for i in range(5)] + ["/private/x"]
@@ -76,10 +75,14 @@ def start_mixed_sites(serve, healthy: int = 4, slow: int = 10, down: int = 10):
 async def interrupt_while_waiting(handle, healthy, waiting) -> float:
     """Ctrl-C once the healthy sites are done and every other site's robots.txt was asked for."""
     await until(
-        lambda: all(site.robots_hits() for site in waiting) and len(page_fetches(healthy)) == 5 * len(healthy)
-        and b"start requests yielded" in handle.output,
-        30, "the crawl to park the waiting sites' requests",
-    )  # fmt: skip
+        lambda: (
+            all(site.robots_hits() for site in waiting)
+            and len(page_fetches(healthy)) == 5 * len(healthy)
+            and b"start requests yielded" in handle.output
+        ),
+        30,
+        "the crawl to park the waiting sites' requests",
+    )
     await sleep(0.5)
     return handle.signal("INT")
 
@@ -89,11 +92,14 @@ async def interrupt_while_waiting(handle, healthy, waiting) -> float:
     [
         pytest.param(OURS, id="ours"),
         pytest.param(
-            STOCK, id="stock",
-            marks=pytest.mark.xfail(strict=True, reason="the stock middleware holds the close for the robots.txt timeout"),
+            STOCK,
+            id="stock",
+            marks=pytest.mark.xfail(
+                strict=True, reason="the stock middleware holds the close for the robots.txt timeout"
+            ),
         ),
     ],
-)  # fmt: skip
+)
 @pytest_twisted.ensureDeferred
 async def test_ctrl_c_while_requests_wait_stops_at_once_and_says_why(serve, tmp_path, middlewares):
     healthy, slow, down = start_mixed_sites(serve)

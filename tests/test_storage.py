@@ -85,8 +85,14 @@ T = TypeVar("T")
 
 
 def entry(site: str = "https://example.com:443", **fields: Any) -> RobotsEntry:
-    values: dict[str, Any] = {"action": Action.PARSE, "fetched_at": NOW, "expires_at": NOW + 3600, "status": 200,
-                              "url": f"{site}/robots.txt", "body": b"User-agent: *\nDisallow: /private\n"}  # fmt: skip
+    values: dict[str, Any] = {
+        "action": Action.PARSE,
+        "fetched_at": NOW,
+        "expires_at": NOW + 3600,
+        "status": 200,
+        "url": f"{site}/robots.txt",
+        "body": b"User-agent: *\nDisallow: /private\n",
+    }
     values["size"] = len(values["body"])
     values.update(fields)
     return RobotsEntry(site=site, **values)
@@ -105,10 +111,18 @@ def assert_same(loaded: RobotsEntry | None, saved: RobotsEntry) -> None:
 @pytest_twisted.ensureDeferred
 async def test_round_trip_of_every_field(storage):
     saved = entry(
-        "http://example.org:8080", status=200, url="https://www.example.org/robots.txt", redirects=2,
-        size=123, truncated=True, error="TimeoutError: took too long", failures=3,
-        unreachable_since=NOW - 7200.5, fetched_at=NOW - 0.25, expires_at=NOW + 86400.125,
-    )  # fmt: skip
+        "http://example.org:8080",
+        status=200,
+        url="https://www.example.org/robots.txt",
+        redirects=2,
+        size=123,
+        truncated=True,
+        error="TimeoutError: took too long",
+        failures=3,
+        unreachable_since=NOW - 7200.5,
+        fetched_at=NOW - 0.25,
+        expires_at=NOW + 86400.125,
+    )
     await storage.save(saved)
     loaded = await storage.load("http://example.org:8080")
     assert_same(loaded, saved)
@@ -335,7 +349,9 @@ def test_crawls_sharing_a_new_file_start_together(tmp_path):
     for attempt in range(5):
         path, go = tmp_path / f"shared{attempt}.sqlite3", tmp_path / f"go{attempt}"
         processes = [
-            subprocess.Popen([sys.executable, "-c", _OPEN_AT_ONCE, str(path), str(go)], stdout=subprocess.PIPE, text=True)
+            subprocess.Popen(
+                [sys.executable, "-c", _OPEN_AT_ONCE, str(path), str(go)], stdout=subprocess.PIPE, text=True
+            )
             for _ in range(3)
         ]
         deadline = time.monotonic() + 60

@@ -23,13 +23,26 @@ Allow: /
 def _robots(tmp_path, *args: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "robots.txt").write_text(SAMPLE)
     environ = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
-    return subprocess.run([sys.executable, "-m", "scrapy", "robots", "--file", "robots.txt", *args],
-                          cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=60)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", "robots", "--file", "robots.txt", *args],
+        cwd=tmp_path,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_usage_answers_for_the_purpose_quoting_the_line(tmp_path):
-    out = _robots(tmp_path, "--user-agent", "FooBot", "--usage", "train-ai", "https://example.com/page",
-                  "https://example.com/open/a")  # fmt: skip
+    out = _robots(
+        tmp_path,
+        "--user-agent",
+        "FooBot",
+        "--usage",
+        "train-ai",
+        "https://example.com/page",
+        "https://example.com/open/a",
+    )
     assert "https://example.com/page: denied" in out.stdout, out.stdout + out.stderr
     assert "line 3 (Content-Usage: train-ai=n) denies train-ai" in out.stdout
     assert "https://example.com/open/a: allowed" in out.stdout
@@ -46,8 +59,16 @@ def test_usage_report_row_for_every_purpose(tmp_path):
 
 
 def test_brief_names_the_preference_that_denied(tmp_path):
-    out = _robots(tmp_path, "--user-agent", "FooBot", "--usage", "train-ai", "--brief", "https://example.com/page",
-                  "https://example.com/private/x")  # fmt: skip
+    out = _robots(
+        tmp_path,
+        "--user-agent",
+        "FooBot",
+        "--usage",
+        "train-ai",
+        "--brief",
+        "https://example.com/page",
+        "https://example.com/private/x",
+    )
     assert out.stdout.splitlines() == [
         "denied   https://example.com/page  (line 3 (Content-Usage: train-ai=n) denies train-ai)",
         "denied   https://example.com/private/x  (line 5: Disallow: /private)",
@@ -59,9 +80,13 @@ def test_usage_json_carries_every_purpose(tmp_path):
     [report] = [json.loads(line) for line in out.stdout.splitlines()]
     assert report["allowed"] is False
     assert report["usage"]["train-ai"]["line"] == 8
-    assert report["usage"]["search"] == {"decision": "allow", "stated": True, "line": 8,
-                                         "text": "Content-Signal: search=yes, ai-input=yes, ai-train=no",
-                                         "source": "robots.txt"}  # fmt: skip
+    assert report["usage"]["search"] == {
+        "decision": "allow",
+        "stated": True,
+        "line": 8,
+        "text": "Content-Signal: search=yes, ai-input=yes, ai-train=no",
+        "source": "robots.txt",
+    }
 
 
 def test_without_usage_nothing_changes(tmp_path):
@@ -79,7 +104,13 @@ def test_unknown_purpose_is_an_error_naming_the_setting(tmp_path):
 def test_lint_flags_usage_lines(tmp_path):
     (tmp_path / "bad.txt").write_text("Content-Signal: ai-train=no\nUser-agent: *\nContent-Signal: ai_train=no\n")
     environ = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
-    out = subprocess.run([sys.executable, "-m", "scrapy", "robots", "--file", "bad.txt", "--lint", "https://e.com/"],
-                         cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "scrapy", "robots", "--file", "bad.txt", "--lint", "https://e.com/"],
+        cwd=tmp_path,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "ai_train" in out.stdout and "did you mean ai-train?" in out.stdout, out.stdout + out.stderr
     assert "before any User-agent" in out.stdout

@@ -7,7 +7,6 @@ import logging
 
 import pytest
 import pytest_twisted
-
 from crawling import RecordingSpider, crawl, stat
 from servers import body
 
@@ -70,11 +69,18 @@ async def test_deny_mode_ignores_before_download_naming_the_line(serve):
 @pytest_twisted.ensureDeferred
 async def test_tag_mode_downloads_and_tags(serve):
     site = serve(body(ROBOTS))
-    crawler = await usage_crawl([f"{site.url}/page"], ROBOTSTXT_USAGE=["train-ai", "search"], ROBOTSTXT_USAGE_MODE="tag")
+    crawler = await usage_crawl(
+        [f"{site.url}/page"], ROBOTSTXT_USAGE=["train-ai", "search"], ROBOTSTXT_USAGE_MODE="tag"
+    )
     assert len(crawler.spider.downloaded) == 1 and not crawler.spider.ignored
     tags = crawler.spider.tags[f"{site.url}/page"]
-    assert tags["train-ai"] == {"decision": "deny", "stated": True, "line": 2,
-                                "text": "Content-Usage: train-ai=n", "source": "robots.txt"}  # fmt: skip
+    assert tags["train-ai"] == {
+        "decision": "deny",
+        "stated": True,
+        "line": 2,
+        "text": "Content-Usage: train-ai=n",
+        "source": "robots.txt",
+    }
     assert tags["search"]["decision"] == "allow" and tags["search"]["stated"] is False
     assert stat(crawler, "robotstxt/usage/denied/train-ai") == 0
     assert stat(crawler, "item_scraped_count") == 1
@@ -102,8 +108,11 @@ async def test_conflicting_lines_deny_wins(serve):
 @pytest_twisted.ensureDeferred
 async def test_every_backend_keeps_the_preferences(serve, parser):
     site = serve(body(ROBOTS))
-    crawler = await usage_crawl([f"{site.url}/page", f"{site.url}/open/a"], ROBOTSTXT_USAGE=["train-ai"],
-                                ROBOTSTXT_PARSER=f"scrapy_robots.parsers.{parser}")  # fmt: skip
+    crawler = await usage_crawl(
+        [f"{site.url}/page", f"{site.url}/open/a"],
+        ROBOTSTXT_USAGE=["train-ai"],
+        ROBOTSTXT_PARSER=f"scrapy_robots.parsers.{parser}",
+    )
     assert [_path(u) for u in crawler.spider.downloaded] == ["open/a"]
     assert stat(crawler, "robotstxt/usage/denied/train-ai") == 1
 

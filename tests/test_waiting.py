@@ -7,10 +7,9 @@ import logging
 import time
 
 import pytest_twisted
+from crawling import RecordingSpider, crawl, stat
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
-
-from crawling import RecordingSpider, crawl, stat
 from servers import body, drip, hang, reset, sequence
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
@@ -34,8 +33,9 @@ async def test_waiting_is_bounded_by_the_sites_attempts(serve, caplog):
     site = serve(body("overloaded", status=503))
     caplog.set_level(logging.INFO, logger="scrapy_robots")
     start = time.monotonic()
-    crawler = await crawl([f"{site.url}/a", f"{site.url}/b"], ROBOTSTXT_UNREACHABLE_RETRY_DELAY=0.2,
-                          ROBOTSTXT_UNREACHABLE_RETRY_TIMES=2)  # fmt: skip
+    crawler = await crawl(
+        [f"{site.url}/a", f"{site.url}/b"], ROBOTSTXT_UNREACHABLE_RETRY_DELAY=0.2, ROBOTSTXT_UNREACHABLE_RETRY_TIMES=2
+    )
     # 0.2 + 0.4 s of backoff between three attempts, then the requests are ignored.
     assert site.robots_hits() == 3
     assert time.monotonic() - start < 5
@@ -55,7 +55,9 @@ async def test_waiting_is_bounded_by_the_sites_attempts(serve, caplog):
 async def test_network_error_is_a_warning_with_its_text(serve, caplog):
     site = serve(reset())
     crawler = await crawl([f"{site.url}/a"], ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0)
-    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "robots.txt for" in r.getMessage()]
+    warnings = [
+        r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "robots.txt for" in r.getMessage()
+    ]
     assert len(warnings) == 1, warnings
     assert "ConnectionLost" in warnings[0] or "ResponseNeverReceived" in warnings[0], warnings
     assert stat(crawler, "log_count/ERROR") == 0
@@ -111,8 +113,9 @@ async def test_requests_beyond_max_waiting_never_stall_healthy_sites(serve):
     # The slow sites' requests come first, more of them than may wait.
     urls = [f"{s.url}/s{i}" for s in slow for i in range(10)] + [f"{h.url}/h{i}" for h in healthy for i in range(5)]
     start = time.monotonic()
-    crawler = await crawl(urls, CONCURRENT_REQUESTS=4, ROBOTSTXT_MAX_WAITING=3, ROBOTSTXT_TIMEOUT=6,
-                          ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0)  # fmt: skip
+    crawler = await crawl(
+        urls, CONCURRENT_REQUESTS=4, ROBOTSTXT_MAX_WAITING=3, ROBOTSTXT_TIMEOUT=6, ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0
+    )
     healthy_done = max(hit.at for h in healthy for hit in h.page_hits())
     assert sum(len(h.page_hits()) for h in healthy) == 30
     assert healthy_done - start < 4  # long before the slow robots.txt times out (6 s)

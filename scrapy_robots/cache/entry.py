@@ -52,9 +52,19 @@ class RobotsEntry:
 
 #: The fields a storage keeps (``body`` apart); ``parser`` and ``delay`` are rebuilt.
 RECORD_FIELDS = (
-    "site", "action", "fetched_at", "expires_at", "status", "url", "redirects",
-    "size", "truncated", "error", "failures", "unreachable_since",
-)  # fmt: skip
+    "site",
+    "action",
+    "fetched_at",
+    "expires_at",
+    "status",
+    "url",
+    "redirects",
+    "size",
+    "truncated",
+    "error",
+    "failures",
+    "unreachable_since",
+)
 
 
 def record_of(entry: RobotsEntry) -> str:

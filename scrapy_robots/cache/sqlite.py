@@ -112,8 +112,10 @@ class SqliteRobotsStorage(RobotsStorage):
         except (ValueError, zlib.error) as exc:
             # The site's next save replaces the row.
             self._inc_errors()
-            logger.warning("Ignoring an unreadable robots.txt row for %(site)s in %(path)s: %(error)s",
-                           {"site": site, "path": self.path, "error": exc})  # fmt: skip
+            logger.warning(
+                "Ignoring an unreadable robots.txt row for %(site)s in %(path)s: %(error)s",
+                {"site": site, "path": self.path, "error": exc},
+            )
             return None
         return entry if entry.site == site else None
 
@@ -181,9 +183,11 @@ class SqliteRobotsStorage(RobotsStorage):
             self._give_up(f"The robots.txt cache {self.path} is not usable ({unusable}) and could not be replaced", exc)
             return None
         self._inc_errors()
-        logger.warning("The robots.txt cache %(path)s is not usable (%(reason)s): moved to %(aside)s, "
-                       "starting a new one; its sites' robots.txt will be fetched again",
-                       {"path": self.path, "reason": unusable, "aside": aside})  # fmt: skip
+        logger.warning(
+            "The robots.txt cache %(path)s is not usable (%(reason)s): moved to %(aside)s, "
+            "starting a new one; its sites' robots.txt will be fetched again",
+            {"path": self.path, "reason": unusable, "aside": aside},
+        )
         return db
 
     def _move_aside(self, suffix: str) -> str:
@@ -203,8 +207,11 @@ class SqliteRobotsStorage(RobotsStorage):
     def _give_up(self, message: str, exc: BaseException) -> None:
         self._failed = True
         self._inc_errors()
-        logger.error("%(message)s: %(error)s. This crawl keeps no robots.txt on disk; set ROBOTSTXT_CACHE_PATH "
-                     "to a writable file", {"message": message, "error": exc})  # fmt: skip
+        logger.error(
+            "%(message)s: %(error)s. This crawl keeps no robots.txt on disk; set ROBOTSTXT_CACHE_PATH "
+            "to a writable file",
+            {"message": message, "error": exc},
+        )
 
     def _close(self) -> None:
         db, self._db = self._db, None
@@ -250,8 +257,11 @@ class SqliteRobotsStorage(RobotsStorage):
             logger.debug("robots.txt cache %(path)s: %(error)s", {"path": self.path, "error": text})
             return
         self._warned.add(text)
-        logger.warning("robots.txt cache %(path)s: %(error)s (counted in robotstxt/cache/storage_errors; "
-                       "further errors like it are logged at DEBUG)", {"path": self.path, "error": text})  # fmt: skip
+        logger.warning(
+            "robots.txt cache %(path)s: %(error)s (counted in robotstxt/cache/storage_errors; "
+            "further errors like it are logged at DEBUG)",
+            {"path": self.path, "error": text},
+        )
 
     def _inc_errors(self) -> None:
         if self.stats is not None:
@@ -275,8 +285,9 @@ def _check(db: sqlite3.Connection) -> None:
         db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA}; PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
         return
     if version != SCHEMA_VERSION or "robots" not in tables:
-        raise _Unusable(f"schema version {version} with tables {sorted(tables)}, expected {SCHEMA_VERSION}",
-                        suffix=f"v{version}")  # fmt: skip
+        raise _Unusable(
+            f"schema version {version} with tables {sorted(tables)}, expected {SCHEMA_VERSION}", suffix=f"v{version}"
+        )
     # A truncated file opens and may read its first pages: read them all. About 0.12 s
     # for 100,000 sites (docs/cache.rst), once per crawl, and no surprise mid-crawl.
     problem = db.execute("PRAGMA quick_check(1)").fetchone()[0]

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 #: Exit statuses, as ``grep``'s: all allowed, some denied, an error.
 EXIT_ALLOWED, EXIT_DENIED, EXIT_ERROR = 0, 1, 2
 
+
 class Output:
     """Prints the answers: JSON lines, a report per URL, one line per URL, a table."""
 
@@ -56,9 +57,7 @@ class Output:
             if opts.compare:
                 lines.append(format_compare(answered, self.paint, self.several_agents))
             else:
-                lines.extend(
-                    format_report(r, opts.file, self.paint, self.several_agents) for r in answered
-                )
+                lines.extend(format_report(r, opts.file, self.paint, self.several_agents) for r in answered)
         if file_lint is not None:
             lines.append(format_lint(self.local_file, file_lint, self.paint))
         elif opts.lint:

@@ -188,7 +188,7 @@ class RobotsQuerySpider(Spider):
             request = Request(url, dont_filter=True, headers={"User-Agent": agent} if agent else None)
             entry = await mw.robots_for(request)
             self.results[index] = self._report(url, request, entry)
-        except Exception as exc:  # noqa: BLE001 - one line per URL, never a traceback
+        except Exception as exc:
             self.results[index] = error_result(url, f"{type(exc).__name__}: {exc}", agent)
 
     def _report(self, url: str, request: Request, entry: RobotsEntry) -> dict[str, Any]:
@@ -239,9 +239,7 @@ class RobotsQuerySpider(Spider):
             report["not_installed"] = self._backends[1] if self._backends else {}
         if self.lint:
             if "lint" not in site:
-                site["lint"] = (
-                    [asdict(f) for f in self._lint(entry, recorded)] if recorded is not None else None
-                )
+                site["lint"] = [asdict(f) for f in self._lint(entry, recorded)] if recorded is not None else None
             report["lint"] = site["lint"]
         if self.summary:
             if "summary" not in site:
@@ -260,7 +258,11 @@ class RobotsQuerySpider(Spider):
         )
 
     def _compare(
-        self, site: dict[str, Any], request: Request, entry: RobotsEntry, agent: str,
+        self,
+        site: dict[str, Any],
+        request: Request,
+        entry: RobotsEntry,
+        agent: str,
         recorded: RecordingParser | None,
     ) -> dict[str, Any]:
         from scrapy_robots.delay import read_site_delay
@@ -284,8 +286,14 @@ class RobotsQuerySpider(Spider):
                 answers[name] = {"allowed": verdict(entry, request, config).allowed, "crawl_delay": None, "error": None}
                 continue
             delay = read_site_delay(parser, agent, config.max_crawl_delay, config.crawl_delay_exceeded)
-            answer = verdict(replace(entry, parser=parser, delay=delay if config.crawl_delay else None), request, config)
-            answers[name] = {"allowed": answer.allowed, "crawl_delay": _ask(parser, "crawl_delay", agent), "error": None}
+            answer = verdict(
+                replace(entry, parser=parser, delay=delay if config.crawl_delay else None), request, config
+            )
+            answers[name] = {
+                "allowed": answer.allowed,
+                "crawl_delay": _ask(parser, "crawl_delay", agent),
+                "error": None,
+            }
         return answers
 
 
@@ -305,7 +313,7 @@ def installed_backends(crawler: Crawler) -> tuple[dict[str, Any], dict[str, str]
         except ImportError as exc:  # an optional library (reppy, google)
             missing[name] = str(exc)
             continue
-        except Exception:  # noqa: BLE001 - installed: its answer on the real file says more
+        except Exception:
             pass
         backends[name] = cls
     chosen = crawler.settings[PARSER_SETTING]
@@ -317,7 +325,7 @@ def installed_backends(crawler: Crawler) -> tuple[dict[str, Any], dict[str, str]
 def _build(crawler: Crawler, cls: Any, body: bytes) -> RobotParser | str:
     try:
         return as_robot_parser(build_from_crawler(cls, crawler, body), default_user_agent(crawler.settings))
-    except Exception as exc:  # noqa: BLE001 - shown in its column
+    except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
 
 
@@ -359,5 +367,3 @@ def as_text(value: str | bytes) -> str:
 
 def class_name(cls: Any) -> str:
     return getattr(cls, "__name__", str(cls))
-
-

@@ -153,17 +153,21 @@ class Command(ScrapyCommand):
             "--file", metavar="PATH", help="check this local robots.txt ('-': standard input) instead of the sites'"
         )
         group.add_argument(
-            "--urls", metavar="PATH",
+            "--urls",
+            metavar="PATH",
             help="check the URLs in this file too, one a line, '-' for standard input (blank lines and # comments "
             "are skipped)",
         )
         group.add_argument(
-            "--user-agent", metavar="AGENT", action="append",
+            "--user-agent",
+            metavar="AGENT",
+            action="append",
             help="the agent to ask as; repeat it to ask as several (default: ROBOTSTXT_USER_AGENT, else USER_AGENT, "
             "as the crawl does)",
         )
         group.add_argument(
-            "--parser", metavar="NAME",
+            "--parser",
+            metavar="NAME",
             help=f"the parser: {', '.join(BACKENDS)} or an import path (default: ROBOTSTXT_PARSER)",
         )
         group.add_argument(
@@ -174,7 +178,8 @@ class Command(ScrapyCommand):
         )
         group.add_argument("--lint", action="store_true", help="list the lines no parser rule uses, and why")
         group.add_argument(
-            "--usage", metavar="PURPOSE",
+            "--usage",
+            metavar="PURPOSE",
             help="answer for this purpose too (train-ai, search, ...; comma-separated): robots.txt Content-Signal / "
             "Content-Usage lines decide, as with ROBOTSTXT_USAGE",
         )
@@ -182,13 +187,16 @@ class Command(ScrapyCommand):
             "--strict", action="store_true", help="--lint, and any finding makes the exit status 1 (for CI)"
         )
         group.add_argument(
-            "--summary", action="store_true",
+            "--summary",
+            action="store_true",
             help="print each robots.txt's groups and rules instead of the answers (the default with --file and no URL)",
         )
         group.add_argument("--brief", action="store_true", help="one line per URL: the verdict and what decided")
         group.add_argument("--json", action="store_true", help="print one JSON object per URL (JSON lines)")
         group.add_argument(
-            "--color", choices=("auto", "always", "never"), default="auto",
+            "--color",
+            choices=("auto", "always", "never"),
+            default="auto",
             help="colour the verdicts: auto (on a terminal, unless NO_COLOR is set), always, never",
         )
 
@@ -265,7 +273,9 @@ class Command(ScrapyCommand):
             spidercls = self.crawler_process.spider_loader.load(name)
         except KeyError:
             names = sorted(self.crawler_process.spider_loader.list())
-            known = f"this project's spiders: {', '.join(names)}" if names else "no spider is found here (not a project?)"
+            known = (
+                f"this project's spiders: {', '.join(names)}" if names else "no spider is found here (not a project?)"
+            )
             self.problem = f"--spider {name}: no spider of that name; {known}"
             return
         spidercls.update_settings(self.settings)
@@ -379,8 +389,12 @@ class Command(ScrapyCommand):
         self.exitcode = exit_status(results, file_lint, strict=opts.strict)
 
     def _crawl(
-        self, checks: list[tuple[str, str | None]], opts: argparse.Namespace, results: list[dict[str, Any]],
-        slots: list[int], summary: bool,
+        self,
+        checks: list[tuple[str, str | None]],
+        opts: argparse.Namespace,
+        results: list[dict[str, Any]],
+        slots: list[int],
+        summary: bool,
     ) -> None:
         assert self.crawler_process is not None
         answers: list[dict[str, Any]] = [error_result(url, "no answer") for url, _ in checks]
@@ -390,7 +404,7 @@ class Command(ScrapyCommand):
             # A parser that cannot be built (a bad option, a library missing) fails
             # here with its own message, not as a traceback from inside the crawl.
             build_from_crawler(self.settings[PARSER_SETTING], crawler, b"")
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             parser = class_name(self.settings[PARSER_SETTING])
             for slot, (url, _) in zip(slots, checks):
                 results[slot] = error_result(url, f"ROBOTSTXT_PARSER = {parser} cannot be used: {exc}")

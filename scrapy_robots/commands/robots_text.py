@@ -168,7 +168,7 @@ def _why(result: dict[str, Any]) -> str:
         return str(result["error"])
     if not result["allowed"] and str(result["reason"]).startswith(USAGE_REASON):
         # Allowed by the rules, denied for a declared purpose (--usage): that line decided.
-        return str(result["reason"])[len(USAGE_REASON):].strip(" :")
+        return str(result["reason"])[len(USAGE_REASON) :].strip(" :")
     robots = result["robots_txt"]
     policy = robots["policy"]
     if policy != "parse":

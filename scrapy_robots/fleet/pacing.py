@@ -1,7 +1,9 @@
 """A site's delay enforced across every crawler of the fleet.
 
 :class:`RedisPacer` keeps the pace in Redis; :class:`SharedPacing` is the middleware's
-pacing call (:mod:`scrapy_robots.pacing`) when the storage shares a pace. Each request reserves the next start time of its site in one atomic Lua script that
+pacing call (:mod:`scrapy_robots.pacing`) when the storage shares a pace.
+
+Each request reserves the next start time of its site in one atomic Lua script that
 reads Redis's clock (``TIME``), so the crawlers' own clocks never matter: a
 reservation is ``max(now, next free time)``, and the next free time moves one delay
 later. The crawler then waits until its reserved time, outside the downloader's

@@ -11,7 +11,7 @@ from scrapy_robots.decoding import decode_robotstxt
 from scrapy_robots.useragent import default_user_agent, product_token
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing import Self
 
     from scrapy.crawler import Crawler
 

@@ -12,9 +12,7 @@ from scrapy_robots.parsers.base import ALLOW, SITEMAP, RobotParser
 try:
     from jwm.robotstxt import googlebot
 except ImportError as exc:  # an optional extra: name the fix where it fails, at start-up
-    raise ImportError(
-        "GoogleParser needs Google's robots.txt library: pip install scrapy-robots[google]"
-    ) from exc
+    raise ImportError("GoogleParser needs Google's robots.txt library: pip install scrapy-robots[google]") from exc
 
 
 class _SitemapCollector(googlebot.RobotsParseHandler):
@@ -23,22 +21,22 @@ class _SitemapCollector(googlebot.RobotsParseHandler):
         super().__init__()
         self.sitemaps: list[str] = []
 
-    def HandleRobotsStart(self) -> None: ...  # noqa: N802 - Google's interface
+    def HandleRobotsStart(self) -> None: ...
 
-    def HandleRobotsEnd(self) -> None: ...  # noqa: N802
+    def HandleRobotsEnd(self) -> None: ...
 
-    def HandleUserAgent(self, line_num: int, value: str) -> None: ...  # noqa: N802
+    def HandleUserAgent(self, line_num: int, value: str) -> None: ...
 
-    def HandleAllow(self, line_num: int, value: str) -> None: ...  # noqa: N802
+    def HandleAllow(self, line_num: int, value: str) -> None: ...
 
-    def HandleDisallow(self, line_num: int, value: str) -> None: ...  # noqa: N802
+    def HandleDisallow(self, line_num: int, value: str) -> None: ...
 
-    def HandleSitemap(self, line_num: int, value: str) -> None:  # noqa: N802
+    def HandleSitemap(self, line_num: int, value: str) -> None:
         self.sitemaps.append(value)
 
-    def HandleUnknownAction(self, line_num: int, action: str, value: str) -> None: ...  # noqa: N802
+    def HandleUnknownAction(self, line_num: int, action: str, value: str) -> None: ...
 
-    def ReportLineMetadata(self, line_num: str, metadata: object) -> None: ...  # noqa: N802
+    def ReportLineMetadata(self, line_num: str, metadata: object) -> None: ...
 
 
 class GoogleParser(RobotParser):

@@ -18,7 +18,7 @@ from scrapy_robots.parsers.base import (
 from scrapy_robots.rfc9309 import AGENT_MATCHINGS, EMPTY_RULES, PRECEDENCES, Explanation, Options, RobotsTxt
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing import Self
 
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings

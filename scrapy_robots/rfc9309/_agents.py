@@ -50,9 +50,7 @@ def index_groups(groups: Sequence[Group]) -> dict[str, tuple[Group, ...]]:
     return {key: tuple(named) for key, named in index.items()}
 
 
-def select_groups(
-    index: dict[str, tuple[Group, ...]], user_agent: str, matching: AgentMatching
-) -> tuple[Group, ...]:
+def select_groups(index: dict[str, tuple[Group, ...]], user_agent: str, matching: AgentMatching) -> tuple[Group, ...]:
     """The groups whose rules apply to ``user_agent``, in file order, to be merged.
 
     Groups that name the crawler win; otherwise the ``*`` groups; otherwise none.
@@ -60,7 +58,12 @@ def select_groups(
     """
     if matching == "substring":
         haystack = user_agent.lower()
-        named = {id(group): group for key, groups in index.items() if key not in ("", GLOBAL) and key in haystack for group in groups}
+        named = {
+            id(group): group
+            for key, groups in index.items()
+            if key not in ("", GLOBAL) and key in haystack
+            for group in groups
+        }
         specific = tuple(sorted(named.values(), key=lambda group: group.agents[0][0]))
     else:
         token = token_of(user_agent)

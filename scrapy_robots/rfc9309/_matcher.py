@@ -86,8 +86,16 @@ class CompiledRules:
     """Decides which rule of a (merged) group applies to a normalised path."""
 
     __slots__ = (
-        "_plain", "_heads", "_parents", "_chain_best",
-        "_special_heads", "_special_parents", "_buckets", "_literals", "_caps", "_special_cap",
+        "_plain",
+        "_heads",
+        "_parents",
+        "_chain_best",
+        "_special_heads",
+        "_special_parents",
+        "_buckets",
+        "_literals",
+        "_caps",
+        "_special_cap",
     )
     _special_heads: Sequence[str]
     _special_parents: Sequence[int]

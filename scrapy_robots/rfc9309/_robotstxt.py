@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from scrapy_robots.decoding import PERCENT_ERRORS, decode_robotstxt
 from scrapy_robots.rfc9309._agents import crawler_name, index_groups, scan_groups, select_groups
@@ -15,7 +15,7 @@ from scrapy_robots.rfc9309._tokenizer import parse_robotstxt
 from scrapy_robots.rfc9309._url import normalize_url_path, path_of
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing import Self
 
     from scrapy_robots.rfc9309._groups import Group
     from scrapy_robots.rfc9309._values import CleanParam, RequestRate, VisitTime
@@ -69,7 +69,17 @@ class RobotsTxt:
     """
 
     __slots__ = (
-        "options", "sitemaps", "host", "clean_params", "stray_preferences", "_groups", "_index", "_rules", "_checks", "_selected", "_origin",
+        "options",
+        "sitemaps",
+        "host",
+        "clean_params",
+        "stray_preferences",
+        "_groups",
+        "_index",
+        "_rules",
+        "_checks",
+        "_selected",
+        "_origin",
     )
 
     def __init__(self, builder: GroupBuilder, options: Options = DEFAULT_OPTIONS):
@@ -159,7 +169,10 @@ class RobotsTxt:
             agent = user_agent
             lowered = agent.lower()
             group_lines = tuple(
-                (line, value) for g in groups for line, value, key in g.agents if key not in ("", "*") and key in lowered
+                (line, value)
+                for g in groups
+                for line, value, key in g.agents
+                if key not in ("", "*") and key in lowered
             )
         else:
             agent = crawler_name(user_agent)
@@ -254,4 +267,3 @@ class RobotsTxt:
             self._rules.clear()
         self._rules[user_agent] = rules
         return rules
-

@@ -45,7 +45,8 @@ def pytest_configure(config: pytest.Config) -> None:
     import scrapy.downloadermiddlewares.robotstxt as stock
     from scrapy.settings import default_settings
 
-    from scrapy_robots import middleware as ours, reader, sites, verdict
+    from scrapy_robots import middleware as ours
+    from scrapy_robots import reader, sites, verdict
 
     default_settings.ROBOTSTXT_STATUS_POLICY = MODE  # type: ignore[attr-defined]
     # Where a network error means "unreachable", the site's requests wait for its

@@ -40,5 +40,14 @@ class RecordingSpider(Spider):
             return
         stats = self.crawler.stats.get_stats()
         with open(self.out, "w") as f:
-            json.dump({"downloaded": self.downloaded, "ignored": self.ignored, "failed": self.failed,
-                       "stats": stats, "reason": reason}, f, default=str)  # fmt: skip
+            json.dump(
+                {
+                    "downloaded": self.downloaded,
+                    "ignored": self.ignored,
+                    "failed": self.failed,
+                    "stats": stats,
+                    "reason": reason,
+                },
+                f,
+                default=str,
+            )

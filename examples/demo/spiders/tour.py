@@ -7,10 +7,9 @@ from collections import defaultdict
 from urllib.parse import urlsplit
 from urllib.request import urlopen
 
+from demo_site import PAGES, PORT, SITES
 from scrapy import Request, Spider
 from scrapy.exceptions import IgnoreRequest
-
-from demo_site import PAGES, PORT, SITES
 
 
 class TourSpider(Spider):
@@ -47,7 +46,9 @@ class TourSpider(Spider):
     def _print_pacing(self, host: str) -> None:
         from scrapy_robots import RobotsTxtMiddleware
 
-        [robots] = [m for m in self.crawler.engine.downloader.middleware.middlewares if isinstance(m, RobotsTxtMiddleware)]
+        [robots] = [
+            m for m in self.crawler.engine.downloader.middleware.middlewares if isinstance(m, RobotsTxtMiddleware)
+        ]
         entry = robots.cache.get(f"http://{host}:{PORT}")
         if entry is None or entry.delay is None:
             return

@@ -35,5 +35,14 @@ class FleetSpider(Spider):
             return
         stats = {k: v for k, v in self.crawler.stats.get_stats().items() if k.startswith("robotstxt/")}
         with open(self.out, "w") as f:
-            json.dump({"downloaded": self.downloaded, "ignored": self.ignored, "failed": self.failed,
-                       "stats": stats, "reason": reason}, f, default=str)  # fmt: skip
+            json.dump(
+                {
+                    "downloaded": self.downloaded,
+                    "ignored": self.ignored,
+                    "failed": self.failed,
+                    "stats": stats,
+                    "reason": reason,
+                },
+                f,
+                default=str,
+            )
