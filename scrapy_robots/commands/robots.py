@@ -18,10 +18,9 @@ from scrapy.commands import ScrapyCommand
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import build_from_crawler
 
-from scrapy_robots._settings import read_bool
-from scrapy_robots.addon import OURS, STOCK, Addon
 from scrapy_robots.cache import check_storage_class
 from scrapy_robots.commands.output import EXIT_ALLOWED, EXIT_ERROR, Output, exit_status, unreachable_error, where
+from scrapy_robots.commands.project import choose_middleware
 from scrapy_robots.commands.query import (
     BACKENDS,
     FILE_SETTING,
@@ -48,51 +47,11 @@ from scrapy_robots.usage import UsageConfig
 if TYPE_CHECKING:
     import argparse
 
-    from scrapy.settings import BaseSettings
 
-
-ADDON = "scrapy_robots.Addon"
 # A bare path given with --file is checked as a URL of this site.
 FILE_SITE = "https://example.com"
 
 CMDLINE = SETTINGS_PRIORITIES["cmdline"]
-
-# The names a project may give the middlewares. Matched as text: importing ours (or a
-# project's middlewares) before Scrapy installs its reactor would install the default one.
-OUR_MIDDLEWARE_NAMES = frozenset({OURS, "scrapy_robots.RobotsTxtMiddleware"})
-OUR_ADDON_NAMES = frozenset({ADDON, "scrapy_robots.addon.Addon"})
-#: The answers the command gives: ours, or those of Scrapy's own middleware.
-SCRAPY_ROBOTS, SCRAPY_STOCK = "scrapy_robots.RobotsTxtMiddleware", STOCK
-# What the command changes to answer as Scrapy's own middleware does: it parses the
-# body whatever the status, allows all on a network error, reads no Crawl-delay and
-# excludes no domain.
-STOCK_BEHAVIOUR = {
-    "ROBOTSTXT_STATUS_POLICY": "scrapy",
-    "ROBOTSTXT_CRAWL_DELAY": False,
-    "ROBOTSTXT_EXCLUDED_DOMAINS": [],
-}
-
-
-def _component_name(key: Any) -> str:
-    return key if isinstance(key, str) else f"{getattr(key, '__module__', '')}.{getattr(key, '__qualname__', key)}"
-
-
-def crawl_middleware(settings: BaseSettings) -> str | None:
-    """The robots.txt middleware ``scrapy crawl`` runs with ``settings``: ours (by the
-    add-on or by hand, under either name), Scrapy's own, or None (neither is enabled)."""
-    for key, priority in settings["ADDONS"].items():
-        if priority is None:
-            continue
-        if _component_name(key) in OUR_ADDON_NAMES or (isinstance(key, type) and issubclass(key, Addon)):
-            return SCRAPY_ROBOTS
-    enabled = {
-        _component_name(key)
-        for key, order in settings.getwithbase("DOWNLOADER_MIDDLEWARES").items()
-        if order is not None
-    }
-    if enabled & OUR_MIDDLEWARE_NAMES:
-        return SCRAPY_ROBOTS
-    return SCRAPY_STOCK if STOCK in enabled else None
 
 
 def parser_path(name: str) -> str:
@@ -118,6 +77,29 @@ def check_url(url: str, local_file: bool) -> tuple[str | None, str | None]:
     if not parts.scheme or "." in parts.scheme or not url.partition(":")[2].startswith("//"):
         return None, f"{url!r} is not an absolute http(s) URL (did you mean 'https://{url.lstrip('/')}'?)"
     return None, f"{url!r} is not an http(s) URL"
+
+
+def read_bytes(path: str) -> tuple[bytes | None, str | None]:
+    """A file's bytes (``-``: standard input), or the problem in words."""
+    try:
+        return (sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()), None
+    except OSError as exc:
+        return None, f"cannot read {where(path)}: {exc.strerror or exc}"
+
+
+def read_robotstxt(path: str) -> tuple[bytes | None, str | None]:
+    body, problem = read_bytes(path)
+    if body is not None and looks_binary(body):
+        return None, f"{where(path)} is binary data, not a robots.txt"
+    return body, problem
+
+
+def read_urls(path: str) -> tuple[list[str], str | None]:
+    data, problem = read_bytes(path)
+    if data is None:
+        return [], problem
+    lines = (line.strip() for line in data.decode("utf-8", "replace").splitlines())
+    return [line for line in lines if line and not line.startswith("#")], None
 
 
 class Command(ScrapyCommand):
@@ -216,9 +198,9 @@ class Command(ScrapyCommand):
             self.problem = "--file - and --urls - cannot both read standard input"
             return
         if opts.file:
-            self.body = self._read_robotstxt(opts.file)
+            self.body, self.problem = read_robotstxt(opts.file)
         if opts.urls and self.problem is None:
-            self.urls = self._read_urls(opts.urls)
+            self.urls, self.problem = read_urls(opts.urls)
 
     def _prepare(self, opts: argparse.Namespace) -> None:
         """Settings as the crawl would have them, then what the command changes: run
@@ -232,7 +214,7 @@ class Command(ScrapyCommand):
         self._unless_given("JOBDIR", None)
         self._unless_given("ROBOTSTXT_CACHE_STORAGE", MEMORY_STORAGE)
         try:
-            self.middleware = self._choose_middleware(settings)
+            self.middleware = choose_middleware(settings, self.notes)
         except ValueError as exc:  # ROBOTSTXT_OBEY neither true nor false
             self.problem = str(exc)
             return
@@ -283,69 +265,10 @@ class Command(ScrapyCommand):
         if user_agent:
             self.settings.set("USER_AGENT", user_agent, priority="spider")
 
-    def _choose_middleware(self, settings: BaseSettings) -> str:
-        """Answer as the project's crawl would: with Scrapy's own middleware if that is
-        the one its settings enable (emulated by ours with Scrapy's behaviour), else
-        with ours; ``self.notes`` says so when it matters."""
-        from scrapy.utils.project import inside_project
-
-        current = crawl_middleware(settings)
-        in_project = inside_project()
-        if in_project and not read_bool(settings, "ROBOTSTXT_OBEY", False):
-            self.notes.append(
-                "ROBOTSTXT_OBEY is False in this project: `scrapy crawl` does not check robots.txt; "
-                "these are the answers it would give if it did"
-            )
-        settings.set("ROBOTSTXT_OBEY", True, priority="cmdline")
-        if current != SCRAPY_ROBOTS:
-            # The add-on enables ours in place of Scrapy's; a project that enables ours
-            # already (under either name) would get it twice, with Scrapy's warning.
-            settings["ADDONS"].set(ADDON, 0, priority="cmdline")
-        if not in_project or current == SCRAPY_ROBOTS:
-            return SCRAPY_ROBOTS
-        if current is None:
-            self.notes.append(
-                "this project enables no robots.txt middleware (DOWNLOADER_MIDDLEWARES): `scrapy crawl` "
-                "checks no robots.txt; these are the answers of scrapy_robots.RobotsTxtMiddleware"
-            )
-            return SCRAPY_ROBOTS
-        parser = settings.get("ROBOTSTXT_PARSER")
-        settings.set("ROBOTSTXT_PARSER", parser, priority="cmdline")
-        for name, value in STOCK_BEHAVIOUR.items():
-            settings.set(name, value, priority="cmdline")
-        self.notes.append(
-            f"this project crawls with Scrapy's own RobotsTxtMiddleware ({STOCK}), so these are its answers: "
-            f"robots.txt parsed with {class_name(parser).rsplit('.', 1)[-1]} whatever the HTTP status, a network "
-            "error allows all, no Crawl-delay. For scrapy_robots' answers: "
-            "-s 'ADDONS={\"scrapy_robots.Addon\": 0}' (or enable it in settings.py)"
-        )
-        return SCRAPY_STOCK
-
     def _unless_given(self, name: str, value: Any) -> None:
         assert self.settings is not None
         if (self.settings.getpriority(name) or 0) < CMDLINE:
             self.settings.set(name, value, priority="cmdline")
-
-    def _read_robotstxt(self, path: str) -> bytes | None:
-        body = self._read_bytes(path)
-        if body is not None and looks_binary(body):
-            self.problem = f"{where(path)} is binary data, not a robots.txt"
-            return None
-        return body
-
-    def _read_urls(self, path: str) -> list[str]:
-        data = self._read_bytes(path)
-        if data is None:
-            return []
-        lines = (line.strip() for line in data.decode("utf-8", "replace").splitlines())
-        return [line for line in lines if line and not line.startswith("#")]
-
-    def _read_bytes(self, path: str) -> bytes | None:
-        try:
-            return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-        except OSError as exc:
-            self.problem = f"cannot read {where(path)}: {exc.strerror or exc}"
-            return None
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if self.problem is None and opts.spider:
