@@ -113,6 +113,7 @@ class SiteBook:
         while True:
             entry = self.hot.get(site)
             if entry is not None and entry.fresh(time.time()):
+                self.hits += 1
                 if not worth_waiting(entry, self.config):
                     return entry
                 # Unreachable for now, and another attempt is due: wait for it.
