@@ -453,3 +453,40 @@ def test_a_thousand_urls_cost_well_under_a_second_more_than_one(robots, tmp_path
     many, stdout = best("--file", robots_txt, "--urls", str(listed))
     assert stdout.count(": denied\n") == 500
     assert many - one < 1.0, (one, many)
+
+
+# -- issue #20: what a new user still meets ----------------------------------------------
+
+
+def test_max_waiting_has_no_meaning_in_the_command(site, robots):
+    # The crawl's back-pressure: 7 URLs with ROBOTSTXT_MAX_WAITING=2 (or 0) answered
+    # 2 and failed 5 with "(_RoomFull: )".
+    s = site(ROBOTS)
+    urls = [f"{s.url}/page{i}" for i in range(6)] + [f"{s.url}/private/x"]
+    for bound in ("2", "0"):
+        out = robots("--brief", "-s", f"ROBOTSTXT_MAX_WAITING={bound}", *urls)
+        assert out.returncode == 1, out.stdout + out.stderr  # one URL denied, no error
+        lines = out.stdout.splitlines()
+        assert len(lines) == 7 and sum(line.startswith("allowed") for line in lines) == 6, out.stdout
+        assert "RoomFull" not in out.stdout + out.stderr
+
+
+def test_a_pipe_closed_early_ends_quietly(tmp_path):
+    # `scrapy robots --summary ... | head -1`: no BrokenPipeError traceback.
+    import subprocess
+    import sys
+
+    big = tmp_path / "robots.txt"
+    big.write_text("User-agent: *\n" + "".join(f"Disallow: /private-{i}/\n" for i in range(20_000)))
+    for mode in (["--summary"], ["--summary", "--json"], ["--json", "--lint"]):
+        command = [sys.executable, "-m", "scrapy", "robots", "--file", str(big), *mode]
+        if mode[-1] == "--lint":
+            command += [f"/page{i}" for i in range(3000)]
+        proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        proc.stdout.close()  # as `head -1` does
+        stderr = proc.stderr.read().decode()
+        proc.wait(timeout=60)
+        assert first, mode
+        assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, (mode, stderr)

@@ -9,6 +9,7 @@ robots.txt request with a local file instead of the network; nothing else change
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -238,6 +239,9 @@ class Command(ScrapyCommand):
         except ValueError as exc:
             self.problem = str(exc)
             return
+        # ROBOTSTXT_MAX_WAITING bounds the requests a crawl parks in its downloader; the
+        # command's questions are no downloads, and each must wait for its answer.
+        settings.set("ROBOTSTXT_MAX_WAITING", sys.maxsize, priority="cmdline")
         settings.set(PARSER_SETTING, chosen, priority="cmdline")
         settings.set(MIDDLEWARE_SETTING, self.middleware, priority="cmdline")
         settings.set("ROBOTSTXT_PARSER", RECORDING_PARSER, priority="cmdline")
@@ -303,13 +307,19 @@ class Command(ScrapyCommand):
                 result["error"] = unreachable_error(result)
         file_lint = lint_robotstxt(self.body) if opts.lint and self.body is not None else None
         output = Output(opts, Paint(opts.color, sys.stdout), several_agents=len(agents) > 1)
-        if summary_only:
-            file_summary = summarize_robotstxt(self.body) if self.body is not None and not urls else None
-            output.summaries(results, file_summary)
-            self.exitcode = EXIT_ERROR if any(r.get("error") for r in results) else EXIT_ALLOWED
-            return
-        output.answers(results, file_lint)
-        self.exitcode = exit_status(results, file_lint, strict=opts.strict)
+        try:
+            if summary_only:
+                file_summary = summarize_robotstxt(self.body) if self.body is not None and not urls else None
+                self.exitcode = EXIT_ERROR if any(r.get("error") for r in results) else EXIT_ALLOWED
+                output.summaries(results, file_summary)
+            else:
+                self.exitcode = exit_status(results, file_lint, strict=opts.strict)
+                output.answers(results, file_lint)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # The reader went away (`| head`): stop quietly, as CLI tools do. Python would
+            # flush stdout again at exit and print the error: point it at /dev/null.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
     def _crawl(
         self,
