@@ -490,3 +490,28 @@ def test_a_pipe_closed_early_ends_quietly(tmp_path):
         proc.wait(timeout=60)
         assert first, mode
         assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, (mode, stderr)
+
+
+def test_ctrl_c_while_robots_txt_is_fetched_is_one_line_and_130(site, tmp_path):
+    # It printed two "Unhandled error in Deferred" tracebacks (CancelledError) and exited 2.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    s = site({"/robots.txt": "hang"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scrapy", "robots", f"{s.url}/a", f"{s.url}/b"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 20
+    while "/robots.txt" not in s.hits and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "/robots.txt" in s.hits
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (out, err)
+    assert err.decode().strip().splitlines() == ["scrapy robots: interrupted"], err.decode()
+    assert out == b""

@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     import argparse
 
 
-#: Exit statuses, as ``grep``'s: all allowed, some denied, an error.
-EXIT_ALLOWED, EXIT_DENIED, EXIT_ERROR = 0, 1, 2
+#: Exit statuses, as ``grep``'s: all allowed, some denied, an error; and 128 + SIGINT,
+#: as shells expect after Ctrl-C.
+EXIT_ALLOWED, EXIT_DENIED, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class Output:

@@ -176,7 +176,12 @@ class RobotsQuerySpider(Spider):
             return
         # Sites are fetched concurrently, as a crawl would; answers keep the input order.
         await maybe_deferred_to_future(
-            DeferredList([deferred_from_coro(self._check(mw, i, *check)) for i, check in enumerate(self.checks)])
+            # consumeErrors: a check cancelled by Ctrl-C (asyncio's CancelledError is no
+            # Exception) is not an unhandled error; the command says it was interrupted.
+            DeferredList(
+                [deferred_from_coro(self._check(mw, i, *check)) for i, check in enumerate(self.checks)],
+                consumeErrors=True,
+            )
         )
         return
         yield  # pragma: no cover - an async generator that yields no request

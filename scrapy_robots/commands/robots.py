@@ -20,7 +20,15 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import build_from_crawler
 
 from scrapy_robots.cache import check_storage_class
-from scrapy_robots.commands.output import EXIT_ALLOWED, EXIT_ERROR, Output, exit_status, unreachable_error, where
+from scrapy_robots.commands.output import (
+    EXIT_ALLOWED,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    Output,
+    exit_status,
+    unreachable_error,
+    where,
+)
 from scrapy_robots.commands.project import choose_middleware
 from scrapy_robots.commands.query import (
     BACKENDS,
@@ -189,6 +197,7 @@ class Command(ScrapyCommand):
         self.body: bytes | None = None
         self.urls: list[str] = []
         self.notes: list[str] = []
+        self.interrupted = False
         # Quiet unless the user asked (-L, --loglevel, -s LOG_LEVEL=...): the answers
         # go to standard output, and a project's DEBUG log would bury them. Logging is
         # set up before run(): this cannot wait.
@@ -299,6 +308,10 @@ class Command(ScrapyCommand):
         pending = [i for i, result in enumerate(results) if not result]
         if pending:
             self._crawl([checks[i] for i in pending], opts, results, pending, summary_only)
+        if self.interrupted:
+            print("scrapy robots: interrupted", file=sys.stderr)
+            self.exitcode = EXIT_INTERRUPTED
+            return
         for (given, _), result in zip(((u, a) for u in urls for a in agents), results):
             result["url"] = given  # a bare path given with --file stays a path
             if "robots_txt" in result:
@@ -346,6 +359,8 @@ class Command(ScrapyCommand):
             crawler, checks=checks, results=answers, compare=opts.compare, lint=opts.lint, summary=summary
         )
         self.crawler_process.start()
+        # Ctrl-C (SIGINT) or SIGTERM: Scrapy closes the crawl with the reason "shutdown".
+        self.interrupted = crawler.stats.get_value("finish_reason") == "shutdown"
         if getattr(self.crawler_process, "bootstrap_failed", False):
             answers = [error_result(url, "the crawl could not start (see the log above)") for url, _ in checks]
         for slot, answer in zip(slots, answers):
