@@ -47,6 +47,8 @@ KEEP_AFTER_EXPIRY = 30 * 24 * 3600.0
 # Long enough to wait for another crawler writing to the same file (a write takes tens
 # of microseconds), short enough not to stall the reactor long if that crawler hangs.
 BUSY_TIMEOUT = 1.0
+#: Seconds a new crawl keeps trying to open a file that other crawls are creating.
+OPEN_PATIENCE = 5.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS robots (
@@ -142,12 +144,25 @@ class SqliteRobotsStorage(RobotsStorage):
         """The open file, opening it if need be; None when it cannot be had."""
         if self._db is None and not self._failed:
             try:
-                self._db = self._open()
+                self._db = self._open_patiently()
             except _Unusable as unusable:
                 self._db = self._replace(unusable)
             except (sqlite3.Error, OSError) as exc:
                 self._give_up(f"Cannot open the robots.txt cache {self.path}", exc)
         return self._db
+
+    def _open_patiently(self) -> sqlite3.Connection:
+        """:meth:`_open`, tried again while the file is locked: crawls that create the same
+        new file at once race for its first locks (WAL set-up, schema), and SQLite answers
+        "database is locked" without waiting where waiting could deadlock."""
+        deadline = time.monotonic() + OPEN_PATIENCE
+        while True:
+            try:
+                return self._open()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.02)
 
     def _open(self) -> sqlite3.Connection:
         """The file, opened, checked, with our schema. Raises :class:`_Unusable`."""
