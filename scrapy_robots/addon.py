@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scrapy.settings import SETTINGS_PRIORITIES
+
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
@@ -19,9 +21,11 @@ class Addon:
         # DOWNLOADER_MIDDLEWARES is a settings object of its own: changing it in place
         # keeps what the project put there, whatever the priority it was set with.
         middlewares = settings["DOWNLOADER_MIDDLEWARES"]
-        priority = settings.getdict("DOWNLOADER_MIDDLEWARES_BASE").get(STOCK, 100)
-        middlewares[STOCK] = None
-        middlewares[OURS] = priority
+        order = settings.getdict("DOWNLOADER_MIDDLEWARES_BASE").get(STOCK, 100)
+        # Scrapy's middleware may be listed again with a higher priority than a project's
+        # (a spider's custom_settings, -s): disabled at that priority, or it runs beside ours.
+        middlewares.set(STOCK, None, priority=max(middlewares.getpriority(STOCK) or 0, SETTINGS_PRIORITIES["project"]))
+        middlewares[OURS] = order
         # The Content-Usage header reader; NotConfigured unless ROBOTSTXT_USAGE is set.
         spider_middlewares = settings["SPIDER_MIDDLEWARES"]
         if USAGE not in spider_middlewares:

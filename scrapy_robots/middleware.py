@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
-from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.misc import build_from_crawler, load_object
 
+from scrapy_robots.addon import STOCK
 from scrapy_robots.cache import RobotsCache, RobotsEntry, RobotsStorage, check_storage_class
 from scrapy_robots.config import RobotsConfig
 from scrapy_robots.fetch import RobotsFetcher
@@ -58,6 +59,7 @@ class RobotsTxtMiddleware:
         self.pacing = self._pacing(crawler, self.storage, self.room)
         fetcher = RobotsFetcher(crawler, config)
         self.sites = SiteBook(crawler, config, self.cache, self.storage, reader, fetcher, self.room, self.pacing)
+        _warn_if_stock_enabled(crawler)
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
@@ -137,3 +139,17 @@ class RobotsTxtMiddleware:
         if len(self.room) or self.room.flights:
             # Requests parked outside Downloader.active still belong to this crawl.
             raise DontCloseSpider
+
+
+def _warn_if_stock_enabled(crawler: Crawler) -> None:
+    """A drop-in replacement never runs beside the one it replaces: the add-on disables
+    Scrapy's, whatever the priority it was listed with; listed by hand, ours cannot."""
+    enabled = crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES")
+    if enabled.get(STOCK) is None or load_object(STOCK) is RobotsTxtMiddleware:  # the path may name ours
+        return
+    logger.warning(
+        "Scrapy's own %(stock)s is enabled beside this one (DOWNLOADER_MIDDLEWARES, DOWNLOADER_MIDDLEWARES_BASE): "
+        "every robots.txt is fetched twice and a request must pass both. Set DOWNLOADER_MIDDLEWARES = "
+        "{'%(stock)s': None, ...}, or enable ours with ADDONS = {'scrapy_robots.Addon': 0}, which does it.",
+        {"stock": STOCK},
+    )
