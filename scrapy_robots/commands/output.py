@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -127,3 +130,14 @@ def exit_status(results: list[dict[str, Any]], file_lint: list[Finding] | None =
     if strict and any(r.get("lint") for r in results):
         return EXIT_DENIED
     return EXIT_ALLOWED
+
+
+@contextmanager
+def quiet_on_closed_pipe() -> Iterator[None]:
+    """Print inside: if the reader goes away (``| head``), stop quietly, as CLI tools do.
+    Python would flush stdout again at exit and print the error: it goes to /dev/null."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -9,7 +9,6 @@ robots.txt request with a local file instead of the network; nothing else change
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,12 +19,14 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import build_from_crawler
 
 from scrapy_robots.cache import check_storage_class
+from scrapy_robots.commands.options import add_robots_options
 from scrapy_robots.commands.output import (
     EXIT_ALLOWED,
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     Output,
     exit_status,
+    quiet_on_closed_pipe,
     unreachable_error,
     where,
 )
@@ -139,57 +140,7 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
-        group = parser.add_argument_group(title="robots.txt")
-        group.add_argument(
-            "--file", metavar="PATH", help="check this local robots.txt ('-': standard input) instead of the sites'"
-        )
-        group.add_argument(
-            "--urls",
-            metavar="PATH",
-            help="check the URLs in this file too, one a line, '-' for standard input (blank lines and # comments "
-            "are skipped)",
-        )
-        group.add_argument(
-            "--user-agent",
-            metavar="AGENT",
-            action="append",
-            help="the agent to ask as; repeat it to ask as several (default: ROBOTSTXT_USER_AGENT, else USER_AGENT, "
-            "as the crawl does)",
-        )
-        group.add_argument(
-            "--parser",
-            metavar="NAME",
-            help=f"the parser: {', '.join(BACKENDS)} or an import path (default: ROBOTSTXT_PARSER)",
-        )
-        group.add_argument(
-            "--spider", metavar="NAME", help="use this project spider's custom_settings (and its user_agent)"
-        )
-        group.add_argument(
-            "--compare", action="store_true", help="ask every installed parser and show where they disagree"
-        )
-        group.add_argument("--lint", action="store_true", help="list the lines no parser rule uses, and why")
-        group.add_argument(
-            "--usage",
-            metavar="PURPOSE",
-            help="answer for this purpose too (train-ai, search, ...; comma-separated): robots.txt Content-Signal / "
-            "Content-Usage lines decide, as with ROBOTSTXT_USAGE",
-        )
-        group.add_argument(
-            "--strict", action="store_true", help="--lint, and any finding makes the exit status 1 (for CI)"
-        )
-        group.add_argument(
-            "--summary",
-            action="store_true",
-            help="print each robots.txt's groups and rules instead of the answers (the default with --file and no URL)",
-        )
-        group.add_argument("--brief", action="store_true", help="one line per URL: the verdict and what decided")
-        group.add_argument("--json", action="store_true", help="print one JSON object per URL (JSON lines)")
-        group.add_argument(
-            "--color",
-            choices=("auto", "always", "never"),
-            default="auto",
-            help="colour the verdicts: auto (on a terminal, unless NO_COLOR is set), always, never",
-        )
+        add_robots_options(parser)
 
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         super().process_options(args, opts)
@@ -320,7 +271,7 @@ class Command(ScrapyCommand):
                 result["error"] = unreachable_error(result)
         file_lint = lint_robotstxt(self.body) if opts.lint and self.body is not None else None
         output = Output(opts, Paint(opts.color, sys.stdout), several_agents=len(agents) > 1)
-        try:
+        with quiet_on_closed_pipe():
             if summary_only:
                 file_summary = summarize_robotstxt(self.body) if self.body is not None and not urls else None
                 self.exitcode = EXIT_ERROR if any(r.get("error") for r in results) else EXIT_ALLOWED
@@ -328,11 +279,6 @@ class Command(ScrapyCommand):
             else:
                 self.exitcode = exit_status(results, file_lint, strict=opts.strict)
                 output.answers(results, file_lint)
-            sys.stdout.flush()
-        except BrokenPipeError:
-            # The reader went away (`| head`): stop quietly, as CLI tools do. Python would
-            # flush stdout again at exit and print the error: point it at /dev/null.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
     def _crawl(
         self,

@@ -1,0 +1,60 @@
+"""The options of ``scrapy robots`` (docs/command.rst says what each does)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy_robots.commands.query import BACKENDS
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def add_robots_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(title="robots.txt")
+    group.add_argument(
+        "--file", metavar="PATH", help="check this local robots.txt ('-': standard input) instead of the sites'"
+    )
+    group.add_argument(
+        "--urls",
+        metavar="PATH",
+        help="check the URLs in this file too, one a line, '-' for standard input (blank lines and # comments "
+        "are skipped)",
+    )
+    group.add_argument(
+        "--user-agent",
+        metavar="AGENT",
+        action="append",
+        help="the agent to ask as; repeat it to ask as several (default: ROBOTSTXT_USER_AGENT, else USER_AGENT, "
+        "as the crawl does)",
+    )
+    group.add_argument(
+        "--parser",
+        metavar="NAME",
+        help=f"the parser: {', '.join(BACKENDS)} or an import path (default: ROBOTSTXT_PARSER)",
+    )
+    group.add_argument(
+        "--spider", metavar="NAME", help="use this project spider's custom_settings (and its user_agent)"
+    )
+    group.add_argument("--compare", action="store_true", help="ask every installed parser and show where they disagree")
+    group.add_argument("--lint", action="store_true", help="list the lines no parser rule uses, and why")
+    group.add_argument(
+        "--usage",
+        metavar="PURPOSE",
+        help="answer for this purpose too (train-ai, search, ...; comma-separated): robots.txt Content-Signal / "
+        "Content-Usage lines decide, as with ROBOTSTXT_USAGE",
+    )
+    group.add_argument("--strict", action="store_true", help="--lint, and any finding makes the exit status 1 (for CI)")
+    group.add_argument(
+        "--summary",
+        action="store_true",
+        help="print each robots.txt's groups and rules instead of the answers (the default with --file and no URL)",
+    )
+    group.add_argument("--brief", action="store_true", help="one line per URL: the verdict and what decided")
+    group.add_argument("--json", action="store_true", help="print one JSON object per URL (JSON lines)")
+    group.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the verdicts: auto (on a terminal, unless NO_COLOR is set), always, never",
+    )
