@@ -3,6 +3,7 @@ the setting's name and what to give instead, never rounded or guessed."""
 
 from __future__ import annotations
 
+import json
 import math
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -64,6 +65,11 @@ def domains(settings: BaseSettings, name: str) -> tuple[str, ...]:
     raw = settings.get(name)
     if raw is None or raw == "":
         return ()
+    if isinstance(raw, str) and raw.strip().startswith("["):
+        try:  # -s 'NAME=["example.com"]', as Scrapy reads list settings given as JSON
+            raw = json.loads(raw)
+        except ValueError as exc:
+            raise ValueError(f"{name} is not a valid JSON list ({exc}): {raw!r}") from None
     if isinstance(raw, str):
         values: list[Any] = raw.split(",")
     elif isinstance(raw, (list, tuple, set, frozenset)):

@@ -18,6 +18,7 @@ from scrapy.utils.misc import load_object
 
 from scrapy_robots._settings import choice, domains, number, read_bool
 from scrapy_robots.policy import StatusPolicy
+from scrapy_robots.rfc9309 import AGENT_MATCHINGS, EMPTY_RULES, PRECEDENCES, Options
 from scrapy_robots.usage import UsageConfig
 from scrapy_robots.useragent import default_user_agent
 
@@ -89,6 +90,8 @@ class RobotsConfig:
     crawl_delay_exceeded: str
     fleet: FleetConfig
     usage: UsageConfig | None  #: ROBOTSTXT_USAGE: None, the default, when no purpose is declared
+    #: ROBOTSTXT_RFC9309_*: how our parser reads files; checked whatever ROBOTSTXT_PARSER is
+    rfc9309: Options
 
     @property
     def parser_name(self) -> str:
@@ -128,6 +131,7 @@ class RobotsConfig:
             crawl_delay_exceeded=choice(settings, "ROBOTSTXT_CRAWL_DELAY_EXCEEDED", ("clamp", "skip")),
             fleet=FleetConfig.from_settings(settings, timeout),
             usage=UsageConfig.from_settings(settings),
+            rfc9309=rfc9309_options(settings),
         )
 
 
@@ -227,3 +231,37 @@ def _redis_url(settings: BaseSettings) -> str:
             raise ValueError(f"{name} = {value!r} names no socket path: give a Redis URL {example}")
         return value.strip()
     return "redis://127.0.0.1:6379"
+
+
+#: Scrapy setting -> (Options field, allowed values or None for a boolean).
+RFC9309_SETTINGS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "ROBOTSTXT_RFC9309_PRECEDENCE": ("precedence", PRECEDENCES),
+    "ROBOTSTXT_RFC9309_WILDCARDS": ("wildcards", None),
+    "ROBOTSTXT_RFC9309_EMPTY_RULES": ("empty_rules", EMPTY_RULES),
+    "ROBOTSTXT_RFC9309_AGENT_MATCHING": ("agent_matching", AGENT_MATCHINGS),
+}
+
+
+def rfc9309_options(settings: BaseSettings) -> Options:
+    """Read the ``ROBOTSTXT_RFC9309_*`` settings; a bad value raises ``ValueError``
+    naming the setting and the values it accepts."""
+    values: dict[str, Any] = {}
+    for setting, (field, choices) in RFC9309_SETTINGS.items():
+        if settings.get(setting) is None:
+            continue
+        if choices is None:
+            try:
+                values[field] = settings.getbool(setting)
+            except ValueError:
+                raise ValueError(
+                    f"{setting} = {settings.get(setting)!r} is not a boolean: set it to True or False"
+                ) from None
+            continue
+        value = settings.get(setting)
+        if isinstance(value, str):
+            value = value.strip().lower()
+        if value not in choices:
+            expected = " or ".join(repr(choice) for choice in choices)
+            raise ValueError(f"{setting} = {settings.get(setting)!r} is not valid: set it to {expected}")
+        values[field] = value
+    return Options(**values)

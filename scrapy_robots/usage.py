@@ -245,6 +245,9 @@ class UsageConfig:
     def from_settings(cls, settings: Mapping[str, Any] | Any) -> UsageConfig | None:
         """None when the crawl declares no purpose. ValueError naming the setting otherwise."""
         raw = settings.get("ROBOTSTXT_USAGE")
+        mode = settings.get("ROBOTSTXT_USAGE_MODE") or "deny"
+        if mode not in MODES:
+            raise ValueError(f"ROBOTSTXT_USAGE_MODE must be 'deny' or 'tag', not {mode!r}")
         if raw is None or raw == "" or raw == [] or raw == ():
             return None
         if isinstance(raw, str) and raw.lstrip().startswith("["):
@@ -265,9 +268,6 @@ class UsageConfig:
             except ValueError:
                 known = ", ".join([*PURPOSES, *ALIASES])
                 raise ValueError(f"ROBOTSTXT_USAGE: unknown purpose {name!r}; known purposes: {known}") from None
-        mode = settings.get("ROBOTSTXT_USAGE_MODE") or "deny"
-        if mode not in MODES:
-            raise ValueError(f"ROBOTSTXT_USAGE_MODE must be 'deny' or 'tag', not {mode!r}")
         return cls(tuple(dict.fromkeys(purposes)), mode)
 
 

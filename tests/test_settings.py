@@ -138,6 +138,10 @@ class _OneArgumentParser(_Parser):
         ("ROBOTSTXT_CACHE_SIZE", "1e400", "must be a finite whole number"),
         ("ROBOTSTXT_CRAWL_DELAY_EXCEEDED", 0, "ROBOTSTXT_CRAWL_DELAY_EXCEEDED must be one of 'clamp', 'skip', not 0"),
         ("ROBOTSTXT_STATUS_POLICY", "{503: allow}", "ROBOTSTXT_STATUS_POLICY is not valid JSON"),
+        # Checked whatever else is set (#20 item 13): no ROBOTSTXT_USAGE, another parser.
+        ("ROBOTSTXT_USAGE_MODE", "warn", "ROBOTSTXT_USAGE_MODE must be 'deny' or 'tag', not 'warn'"),
+        ("ROBOTSTXT_RFC9309_PRECEDENCE", "foo", "ROBOTSTXT_RFC9309_PRECEDENCE = 'foo' is not valid"),
+        ("ROBOTSTXT_EXCLUDED_DOMAINS", '["a.com", 5]', "ROBOTSTXT_EXCLUDED_DOMAINS: 5 is not a domain name"),
     ],
 )
 def test_a_bad_setting_fails_at_startup_naming_it(name, value, message):
@@ -146,10 +150,11 @@ def test_a_bad_setting_fails_at_startup_naming_it(name, value, message):
 
     from scrapy_robots import RobotsTxtMiddleware
 
-    crawler = get_crawler(settings_dict={**BASE_SETTINGS, name: value})
-    with pytest.raises(ValueError) as raised:
-        RobotsTxtMiddleware.from_crawler(crawler)
-    assert message in str(raised.value)
+    for parser in (None, None if name == "ROBOTSTXT_PARSER" else "scrapy_robots.parsers.ProtegoParser"):
+        settings = {**BASE_SETTINGS, name: value, **({"ROBOTSTXT_PARSER": parser} if parser else {})}
+        with pytest.raises(ValueError) as raised:
+            RobotsTxtMiddleware.from_crawler(get_crawler(settings_dict=settings))
+        assert message in str(raised.value)
 
 
 @pytest.mark.parametrize(
@@ -162,6 +167,8 @@ def test_a_bad_setting_fails_at_startup_naming_it(name, value, message):
         ("ROBOTSTXT_CRAWL_DELAY", "1", True),
         ("ROBOTSTXT_CRAWL_DELAY", 0, False),
         ("ROBOTSTXT_EXCLUDED_DOMAINS", "a.com, .B.org.", ("a.com", "b.org")),
+        # -s 'ROBOTSTXT_EXCLUDED_DOMAINS=["127.0.0.2"]' was one "domain" that matched no host.
+        ("ROBOTSTXT_EXCLUDED_DOMAINS", '["127.0.0.2", "Example.COM"]', ("127.0.0.2", "example.com")),
         ("ROBOTSTXT_REDIS_URL", "rediss://u:p@h:6380/2", "rediss://u:p@h:6380/2"),
         ("ROBOTSTXT_REDIS_URL", "unix:///run/redis.sock", "unix:///run/redis.sock"),
     ],

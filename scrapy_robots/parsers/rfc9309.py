@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from scrapy_robots.config import rfc9309_options as options_from_settings
 from scrapy_robots.parsers.base import (
     ALLOW,
     CONTENT_USAGE,
@@ -15,46 +16,12 @@ from scrapy_robots.parsers.base import (
     RobotParser,
     default_user_agent,
 )
-from scrapy_robots.rfc9309 import AGENT_MATCHINGS, EMPTY_RULES, PRECEDENCES, Explanation, Options, RobotsTxt
+from scrapy_robots.rfc9309 import Explanation, Options, RobotsTxt
 
 if TYPE_CHECKING:
     from typing import Self
 
     from scrapy.crawler import Crawler
-    from scrapy.settings import BaseSettings
-
-#: Scrapy setting -> (Options field, allowed values or None for a boolean).
-SETTINGS: dict[str, tuple[str, tuple[str, ...] | None]] = {
-    "ROBOTSTXT_RFC9309_PRECEDENCE": ("precedence", PRECEDENCES),
-    "ROBOTSTXT_RFC9309_WILDCARDS": ("wildcards", None),
-    "ROBOTSTXT_RFC9309_EMPTY_RULES": ("empty_rules", EMPTY_RULES),
-    "ROBOTSTXT_RFC9309_AGENT_MATCHING": ("agent_matching", AGENT_MATCHINGS),
-}
-
-
-def options_from_settings(settings: BaseSettings) -> Options:
-    """Read the ``ROBOTSTXT_RFC9309_*`` settings; a bad value raises ``ValueError``
-    naming the setting and the values it accepts."""
-    values: dict[str, Any] = {}
-    for setting, (field, choices) in SETTINGS.items():
-        if settings.get(setting) is None:
-            continue
-        if choices is None:
-            try:
-                values[field] = settings.getbool(setting)
-            except ValueError:
-                raise ValueError(
-                    f"{setting} = {settings.get(setting)!r} is not a boolean: set it to True or False"
-                ) from None
-            continue
-        value = settings.get(setting)
-        if isinstance(value, str):
-            value = value.strip().lower()
-        if value not in choices:
-            expected = " or ".join(repr(choice) for choice in choices)
-            raise ValueError(f"{setting} = {settings.get(setting)!r} is not valid: set it to {expected}")
-        values[field] = value
-    return Options(**values)
 
 
 class RFC9309Parser(RobotParser):
