@@ -515,3 +515,12 @@ def test_ctrl_c_while_robots_txt_is_fetched_is_one_line_and_130(site, tmp_path):
     assert proc.returncode == 130, (out, err)
     assert err.decode().strip().splitlines() == ["scrapy robots: interrupted"], err.decode()
     assert out == b""
+
+
+def test_a_urls_file_with_a_byte_order_mark(robots, tmp_path):
+    # Its first URL was an error ("'\ufeff/page' is not an absolute http(s) URL").
+    (tmp_path / "robots.txt").write_text("User-agent: *\nDisallow: /private\n")
+    (tmp_path / "urls.txt").write_bytes("\ufeff/page\n/private/x\n".encode())
+    out = robots("--file", "robots.txt", "--urls", "urls.txt", "--brief")
+    assert out.returncode == 1, out.stdout + out.stderr  # one denied, no error
+    assert [line.split()[0] for line in out.stdout.splitlines()] == ["allowed", "denied"]

@@ -108,7 +108,8 @@ def read_urls(path: str) -> tuple[list[str], str | None]:
     data, problem = read_bytes(path)
     if data is None:
         return [], problem
-    lines = (line.strip() for line in data.decode("utf-8", "replace").splitlines())
+    # utf-8-sig: a byte-order mark (Windows editors write one) is not part of the first URL.
+    lines = (line.strip() for line in data.decode("utf-8-sig", "replace").splitlines())
     return [line for line in lines if line and not line.startswith("#")], None
 
 
