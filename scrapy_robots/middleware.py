@@ -23,7 +23,7 @@ from scrapy_robots.fetch import RobotsFetcher
 from scrapy_robots.pacing import SitePacing
 from scrapy_robots.reader import RobotsReader
 from scrapy_robots.sites import SiteBook
-from scrapy_robots.slots import SlotPacer
+from scrapy_robots.slots import SlotPacer, leave_redirecting_hosts_slot
 from scrapy_robots.verdict import ALLOWED, FORBIDDEN, Verdict, verdict
 from scrapy_robots.waiting import CrawlClosing, RoomFull, WaitingRoom
 
@@ -78,7 +78,10 @@ class RobotsTxtMiddleware:
         return SharedPacing(crawler, SlotPacer(crawler), shared, room)
 
     async def process_request(self, request: Request, spider: Spider | None = None) -> Request | None:
-        if request.meta.get("dont_obey_robotstxt") or request.url.startswith(("data:", "file:")):
+        meta = request.meta
+        if "redirect_urls" in meta:  # robots.txt fetches too: a hop keeps its host's pace
+            leave_redirecting_hosts_slot(request)
+        if meta.get("dont_obey_robotstxt") or request.url.startswith(("data:", "file:")):
             return None
         # The hot path, a site whose entry is ready, stays in this frame: each
         # coroutine awaited costs a microsecond or so.

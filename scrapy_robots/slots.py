@@ -10,12 +10,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from time import monotonic  # Scrapy's downloader clock
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
+from scrapy.core.downloader import Downloader
+from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
+
+_DOWNLOAD_SLOT = Downloader.DOWNLOAD_SLOT  # "download_slot"
 
 
 @contextmanager
@@ -62,6 +67,23 @@ def engine_closing(crawler: Crawler) -> bool:
         return getattr(engine, "spider", None) is not None
     # Compared by type, not truth: a test's mock engine has mocks everywhere.
     return isinstance(getattr(slot, "closing", None), Deferred) or getattr(engine, "running", True) is False
+
+
+def leave_redirecting_hosts_slot(request: Request) -> None:
+    """Let a request redirected to another host go out in that host's slot.
+
+    Scrapy's downloader writes the slot key in ``meta["download_slot"]`` and its
+    redirect middleware copies the meta: the hop would be paced by the host it comes
+    from, not the one it goes to, and reach a host that asks a Crawl-delay at any time.
+    A slot the request was given (one that is not the previous hop's host) is kept.
+    """
+    meta = request.meta
+    slot = meta.get(_DOWNLOAD_SLOT)
+    if slot is None:
+        return
+    previous = urlparse(meta["redirect_urls"][-1]).hostname
+    if slot == previous and urlparse_cached(request).hostname != slot:
+        del meta[_DOWNLOAD_SLOT]
 
 
 def slot_delay(user_delay: float, crawl_delay: float | None) -> float:

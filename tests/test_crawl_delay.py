@@ -12,7 +12,7 @@ import pytest
 import pytest_twisted
 from crawling import RecordingSpider, crawl, stat
 from scrapy import Request
-from servers import body
+from servers import body, redirect
 
 from scrapy_robots.delay import read_site_delay
 from scrapy_robots.parsers import RFC9309Parser
@@ -195,6 +195,44 @@ async def test_slot_follows_a_refetched_robots_txt(serve):
     measured = gaps(site)
     assert max(measured[:2]) < 0.5  # first batch: 0.1 s apart
     assert min(measured[3:]) >= 0.6 - SLACK  # second batch: the new, longer delay
+
+
+class LateSiteSpider(RecordingSpider):
+    """The first site's pages at once; the last URL (another site's) 1.5 s later."""
+
+    async def start(self):
+        for url in self.urls[:-1]:
+            yield Request(url, callback=self.parse, dont_filter=True)
+        await asyncio.sleep(1.5)
+        yield Request(self.urls[-1], callback=self.parse, dont_filter=True)
+
+
+def arrivals_apart(site) -> list[float]:
+    """Gaps between every arrival at ``site`` after its robots.txt: pages and other sites' hops."""
+    times = sorted(hit.at for hit in site.hits)
+    return [b - a for a, b in zip(times, times[1:])]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_robots_txt_redirected_to_a_paced_host_keeps_its_pace(serve):
+    # Scrapy's redirect keeps meta["download_slot"]: the hop to the paced host would go
+    # out in the first host's slot, 0.04 s after one of that host's pages (issue #20 item 16).
+    paced = serve(body("User-agent: *\nCrawl-delay: 1\n"), routes={"/moved-robots.txt": body("User-agent: *\n")})
+    other = serve(redirect(f"{paced.url}/moved-robots.txt"))
+    crawler = await crawl([*urls(paced, 4), f"{other.url}/page"], spider_cls=LateSiteSpider)
+    assert "/moved-robots.txt" in paced.paths()
+    assert len(crawler.spider.downloaded) == 5
+    assert min(arrivals_apart(paced)) >= 1 - SLACK, (paced.paths(), arrivals_apart(paced))
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_redirected_to_a_paced_host_keeps_its_pace(serve):
+    paced = serve(body("User-agent: *\nCrawl-delay: 1\n"))
+    other = serve(body("User-agent: *\n"), routes={"/moved": redirect(f"{paced.url}/landing")})
+    crawler = await crawl([*urls(paced, 4), f"{other.url}/moved"], spider_cls=LateSiteSpider)
+    assert "/landing" in paced.paths()
+    assert len(crawler.spider.downloaded) == 5
+    assert min(arrivals_apart(paced)) >= 1 - SLACK, (paced.paths(), arrivals_apart(paced))
 
 
 @pytest.mark.parametrize(
