@@ -11,13 +11,15 @@ the caller (:mod:`scrapy_robots.sites`) does, and the parsing is :mod:`scrapy_ro
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest
 
 from scrapy_robots.cache.entry import RobotsEntry, lifetime_from_headers
-from scrapy_robots.decoding import normalize_robotstxt
+from scrapy_robots.decoding import normalize_robotstxt, starts_as_html
+from scrapy_robots.fetch import DECOMPRESSED_FACTOR
 from scrapy_robots.policy import Action
 
 if TYPE_CHECKING:
@@ -47,6 +49,7 @@ class Decision:
     entry: RobotsEntry
     kind: str | None = None  #: :func:`failure_kind` of a failed download; None for a response
     stale: bool = False  #: unreachable, and the previous rules kept in use (RFC 9309 2.4)
+    html: bool = False  #: the body parsed is an HTML page (a server answering every URL with one)
 
 
 def decide(result: FetchResult, previous: RobotsEntry | None, now: float, config: RobotsConfig) -> Decision:
@@ -68,6 +71,12 @@ def decide(result: FetchResult, previous: RobotsEntry | None, now: float, config
         else:  # NETWORK, TOO_LARGE (a gzip bomb): no usable answer
             action = policy.action_for_failure()
         status, error = None, _error_text(result.error)
+        if kind == TOO_LARGE:
+            # Scrapy's text names DOWNLOAD_MAXSIZE; the bound is ROBOTSTXT_MAXSIZE's (fetch.py).
+            error = (
+                f"the body inflates past {config.maxsize * DECOMPRESSED_FACTOR} bytes ({DECOMPRESSED_FACTOR} x "
+                f"ROBOTSTXT_MAXSIZE = {config.maxsize}) when decompressed: a gzip bomb, not read further"
+            )
     else:
         action, status, error = policy.action_for_status(response.status), response.status, None
     entry = RobotsEntry(
@@ -88,6 +97,7 @@ def decide(result: FetchResult, previous: RobotsEntry | None, now: float, config
         entry.expires_at = now + lifetime_from_headers(response.headers, config.cache_ttl, now)
         if action is Action.PARSE:
             entry.body = normalize_robotstxt(result.body, response.headers.get(b"Content-Type"))
+            return Decision(entry, kind, html=starts_as_html(entry.body))
     return Decision(entry, kind)
 
 
@@ -98,7 +108,7 @@ def _unreachable(
     failures = (previous.failures if previous is not None else 0) + 1
     since = previous.unreachable_since if previous is not None and previous.unreachable_since else now
     entry.failures, entry.unreachable_since = failures, since
-    entry.expires_at = now + min(config.retry_delay * 2 ** (failures - 1), config.retry_max_delay)
+    entry.expires_at = now + _backoff(failures, config)
     if now - since >= config.allow_after:
         # RFC 9309 2.3.1.4: after 30 days unreachable, crawl as if there were no robots.txt.
         entry.action = Action.ALLOW
@@ -110,6 +120,21 @@ def _unreachable(
         entry.action, entry.parser, entry.status = previous.action, previous.parser, previous.status
         entry.body, entry.delay, entry.usage = previous.body, previous.delay, previous.usage
     return Decision(entry, kind, stale=stale)
+
+
+def _backoff(failures: int, config: RobotsConfig) -> float:
+    """Seconds from an unreachable site's attempt number ``failures`` to the next."""
+    return min(config.retry_delay * 2 ** (failures - 1), config.retry_max_delay)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s".replace(".0s", "s")
+    minutes, seconds = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s" if seconds else f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
 
 
 def _error_text(exc: BaseException | None) -> str:
@@ -151,6 +176,12 @@ def describe(decision: Decision, result: FetchResult, waiting: int, config: Robo
                 f"next attempt in {backoff:.0f}s (ROBOTSTXT_UNREACHABLE_RETRY_DELAY, "
                 f"ROBOTSTXT_UNREACHABLE_RETRY_TIMES)"
             )
+            # The waiting requests keep a finished crawl open until the last attempt.
+            until = sum(_backoff(attempt, config) for attempt in range(entry.failures, config.retry_times + 1))
+            details += (
+                f"; they hold the crawl open until about "
+                f"{time.strftime('%H:%M:%S', time.localtime(entry.fetched_at + until))} ({_duration(until)})"
+            )
             if entry.failures == 1:
                 level = logging.WARNING
         else:
@@ -161,7 +192,13 @@ def describe(decision: Decision, result: FetchResult, waiting: int, config: Robo
             if waiting:
                 level = logging.WARNING
     elif entry.action is Action.PARSE:
-        details = f", {entry.size} bytes{' (truncated)' if entry.truncated else ''}, parser {config.parser_name}"
+        details = f", {entry.size} bytes, parser {config.parser_name}"
+        if entry.truncated:
+            level = logging.WARNING  # a rule may be lost
+            details += f"; cut at ROBOTSTXT_MAXSIZE ({config.maxsize} bytes): rules past it are not read"
+        if decision.html:
+            level = logging.WARNING
+            details += "; an HTML page, not a robots.txt: parsers read no rule from it"
         if entry.delay is not None:
             details += f", crawl-delay {entry.delay.applied:g}s"
             if entry.delay.applied != entry.delay.asked:

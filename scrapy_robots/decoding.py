@@ -195,3 +195,16 @@ def normalize_robotstxt(body: bytes, content_type: str | bytes | None = None) ->
     to the same text (bytes that were not UTF-8 already written as ``%XX``).
     """
     return decode_robotstxt(body, charset_from_content_type(content_type)).encode("utf-8")
+
+
+#: How an HTML page starts (lower case, after white space): what a server that answers
+#: every URL with a page sends for robots.txt. The linter and the crawl's log share it.
+HTML_MARKERS: Final = ("<!doctype html", "<html", "<head", "<body", "<meta", "<title")
+
+
+def starts_as_html(text: str | bytes) -> bool:
+    """Does this robots.txt start as an HTML page? Parsers read no rule from one."""
+    head = text[:512].lstrip().lower()
+    if isinstance(head, bytes):
+        return head.startswith(tuple(marker.encode() for marker in HTML_MARKERS))
+    return head.startswith(HTML_MARKERS)

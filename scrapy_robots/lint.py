@@ -22,7 +22,7 @@ from urllib.parse import quote
 # not close a run of User-agent lines, rules before any User-agent belong to nobody):
 # it extends the parser's own builder rather than restate those rules.
 from scrapy_robots._sfv import parse_sf_dictionary
-from scrapy_robots.decoding import decode_robotstxt
+from scrapy_robots.decoding import decode_robotstxt, starts_as_html
 from scrapy_robots.rfc9309 import (
     GroupBuilder,
     normalize,
@@ -76,7 +76,6 @@ _DIRECTIVE_SPELLINGS: Final = {
     "content-signal": "Content-Signal",
     "content-usage": "Content-Usage",
 }
-_HTML_MARKERS: Final = ("<!doctype html", "<html", "<head", "<body", "<meta", "<title")
 _GOOGLE_READS: Final = frozenset({"User-agent", "Allow", "Disallow", "Sitemap"})
 # A comment cut and whitespace stripped as the tokenizer does.
 _WS: Final = " \t\v\f"
@@ -360,7 +359,7 @@ def _html_page(text: str, directives: int) -> Finding | None:
     parser reads. A robots.txt that mentions ``<html`` somewhere (in a comment, a
     path) is linted line by line like any other."""
     head = text[:2048].lstrip().lower()
-    if head.startswith(_HTML_MARKERS) or (not directives and ("<html" in head or "<!doctype html" in head)):
+    if starts_as_html(head) or (not directives and ("<html" in head or "<!doctype html" in head)):
         line = next((n for n, part in enumerate(text.split("\n"), 1) if "<" in part), 1)
         return Finding(
             line,

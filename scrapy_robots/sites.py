@@ -218,6 +218,8 @@ class SiteBook:
             stats.inc_value("robotstxt/cache/stale_used")
         elif decision.entry.action is Action.PARSE and result.truncated:
             stats.inc_value("robotstxt/truncated")
+        if decision.html:
+            stats.inc_value("robotstxt/html_page")
 
     def _count_delay(self, entry: RobotsEntry) -> None:
         delay, stats = entry.delay, self.stats

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pytest
@@ -101,6 +102,53 @@ async def test_gzip_bomb_is_not_inflated(serve):
     # Decompression stops at the bound; the fetch fails and the site is "unreachable".
     assert crawler.spider.downloaded == []
     assert "robots.txt unreachable" in crawler.spider.ignored[f"{site.url}/a"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_gzip_bomb_names_our_setting(serve, caplog):
+    # The bound is ROBOTSTXT_MAXSIZE's (x10 decompressed), not DOWNLOAD_MAXSIZE, which
+    # Scrapy's text names (issue #20 item 17).
+    site = serve(gzip_bomb(200 * 1024 * 1024))
+    crawler = await crawl([f"{site.url}/a"], ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0, ROBOTSTXT_MAXSIZE=100_000)
+    reason = crawler.spider.ignored[f"{site.url}/a"]
+    [line] = [r.getMessage() for r in caplog.records if "robots.txt for" in r.getMessage()]
+    for text in (reason, line):
+        assert "ROBOTSTXT_MAXSIZE" in text and "1000000 bytes" in text, text
+        assert "DOWNLOAD_MAXSIZE" not in text and "5120000" not in text, text
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_cut_robots_txt_is_a_warning(serve, caplog):
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    big = b"User-agent: *\n" + (b"# " + b"x" * 1000 + b"\n") * 200 + b"Disallow: /after-cap\n"
+    site = serve(body(big))
+    await crawl([f"{site.url}/after-cap"], ROBOTSTXT_MAXSIZE=100_000)
+    [line] = [r for r in caplog.records if "robots.txt for" in r.getMessage()]
+    assert line.levelno == logging.WARNING, line.getMessage()
+    assert "cut at ROBOTSTXT_MAXSIZE (100000 bytes)" in line.getMessage()
+    assert "rules past it are not read" in line.getMessage()
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_html_page_as_robots_txt_is_a_warning(serve, caplog):
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    html = b"<!DOCTYPE html>\n<html><head><title>Welcome</title></head><body>Disallow: /x</body></html>\n"
+    site = serve(body(html, headers={"Content-Type": "text/html"}))
+    crawler = await crawl([f"{site.url}/a"])
+    [line] = [r for r in caplog.records if "robots.txt for" in r.getMessage()]
+    assert line.levelno == logging.WARNING, line.getMessage()
+    assert "an HTML page, not a robots.txt" in line.getMessage()
+    assert crawler.spider.downloaded == [f"{site.url}/a"]  # parsed as ever: no rule in it
+    assert stat(crawler, "robotstxt/html_page") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_plain_robots_txt_is_one_info_line(serve, caplog):
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    site = serve(body("User-agent: *\nDisallow: /private\n"))
+    await crawl([f"{site.url}/a"])
+    [line] = [r for r in caplog.records if "robots.txt for" in r.getMessage()]
+    assert line.levelno == logging.INFO, line.getMessage()
 
 
 @pytest_twisted.ensureDeferred

@@ -48,6 +48,9 @@ async def test_waiting_is_bounded_by_the_sites_attempts(serve, caplog):
     assert first.levelno == logging.WARNING
     assert "HTTP 503 -> unreachable, attempt 1 of 3: 2 request(s) wait, next attempt in 0s" in first.getMessage()
     assert "ROBOTSTXT_UNREACHABLE_RETRY_DELAY" in first.getMessage()
+    # ... and until when they hold the crawl open: 0.2 + 0.4 s from the first attempt (issue #20 item 15).
+    until = time.strftime("%H:%M:%S", time.localtime(first.created + 0.6))
+    assert f"they hold the crawl open until about {until} (0.6s)" in first.getMessage(), first.getMessage()
     assert last.levelno == logging.WARNING and "2 waiting request(s) ignored" in last.getMessage()
 
 
