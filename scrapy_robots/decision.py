@@ -127,9 +127,31 @@ def _backoff(failures: int, config: RobotsConfig) -> float:
     return min(config.retry_delay * 2 ** (failures - 1), config.retry_max_delay)
 
 
+def describe_restored(entry: RobotsEntry, now: float, config: RobotsConfig) -> str:
+    """The INFO line of a site restored from the storage, fetched before this crawl
+    began (a resumed or persisted crawl, another crawler of a fleet): what a fresh
+    crawl's line would have said, and the schedule it keeps."""
+    outcome = f"HTTP {entry.status}" if entry.status is not None else entry.error
+    details = ""
+    if entry.action is Action.UNREACHABLE:
+        left = max(0.0, entry.expires_at - now)
+        details = f", attempt {entry.failures}, next attempt in {_duration(left)} (stored schedule)"
+    elif entry.action is Action.PARSE:
+        details = f", {entry.size} bytes, parser {config.parser_name}"
+        if entry.delay is not None:
+            details += f", crawl-delay {entry.delay.applied:g}s"
+    age = _duration(max(0.0, now - entry.fetched_at))
+    return (
+        f"robots.txt for {entry.site} restored from storage (fetched {age} ago): "
+        f"{outcome} -> {entry.action.value}{details}"
+    )
+
+
 def _duration(seconds: float) -> str:
-    if seconds < 60:
+    if seconds < 10:
         return f"{seconds:.1f}s".replace(".0s", "s")
+    if seconds < 60:
+        return f"{seconds:.0f}s"
     minutes, seconds = divmod(round(seconds), 60)
     if minutes < 60:
         return f"{minutes}m{seconds:02d}s" if seconds else f"{minutes}m"

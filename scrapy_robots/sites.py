@@ -23,7 +23,7 @@ from scrapy import signals
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.cache import RobotsEntry
-from scrapy_robots.decision import REFUSED, decide, describe, worth_waiting
+from scrapy_robots.decision import REFUSED, decide, describe, describe_restored, worth_waiting
 from scrapy_robots.fetch import site_of
 from scrapy_robots.policy import Action
 from scrapy_robots.waiting import CrawlClosing, timer
@@ -68,6 +68,9 @@ class SiteBook:
         self.room = room
         self.pacing = pacing
         self.hits = 0  # hot-tier hits, counted here: a stats call per request costs more
+        self.started = time.time()
+        # Sites restored from a previous run and said so: once each, whatever the hot tier does.
+        self._announced: set[str] = set()
         self._sites: dict[tuple[str, str], str] = {}
 
     def site_of(self, request: Request) -> str:
@@ -138,7 +141,11 @@ class SiteBook:
         if entry is not None:
             return entry
         # An expired entry carries the failure count and the last good rules.
-        self.stats.inc_value("robotstxt/cache/expired" if previous or stored else "robotstxt/cache/miss")
+        known = previous if previous is not None else stored
+        if known is None:
+            self.stats.inc_value("robotstxt/cache/miss")
+        elif not known.failures:  # a new attempt at an unreachable site is a retry (_fetch)
+            self.stats.inc_value("robotstxt/cache/expired")
         if previous is None and stored is not None:
             previous = self.reader.ready(stored)
         elif previous is not None and previous.body is None and stored is not None:
@@ -158,9 +165,18 @@ class SiteBook:
         if entry is None:
             return None
         self.stats.inc_value("robotstxt/cache/restored")
+        if entry.fetched_at < self.started and entry.site not in self._announced:
+            self._announce(entry)
         entry.body = None
         self.hot.put(entry)
         return entry
+
+    def _announce(self, entry: RobotsEntry) -> None:
+        """Say what a site restored from a previous run holds, and count its delay, as
+        the fetch would have."""
+        self._announced.add(entry.site)
+        logger.info(describe_restored(entry, time.time(), self.config), extra={"spider": self.crawler.spider})
+        self._count_delay(entry)
 
     def _storage_failed(self, site: str) -> None:
         # A storage's own failures are its to absorb (see RobotsStorage): this is a bug.
@@ -172,7 +188,7 @@ class SiteBook:
         self.stats.inc_value("robotstxt/cache/storage_errors")
 
     async def _fetch(self, site: str, previous: RobotsEntry | None, request: Request) -> RobotsEntry:
-        if previous is not None and previous.action is Action.UNREACHABLE:
+        if previous is not None and previous.failures:
             self.stats.inc_value("robotstxt/retry")
         self.stats.inc_value("robotstxt/request_count")
         result = await self.fetcher.fetch(site, via=request)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 
 import pytest_twisted
 from crawling import RecordingSpider, crawl, robots_middleware, stat
@@ -149,6 +151,46 @@ async def test_a_resumed_jobdir_crawl_fetches_no_robots_txt_again(serve, tmp_pat
     assert stat(second, "robotstxt/request_count") == 0
     assert stat(second, "robotstxt/cache/restored") == 3
     assert len(second.spider.downloaded) == 3 and len(second.spider.ignored) == 3
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_resumed_crawl_says_what_it_restored(serve, tmp_path, caplog):
+    # Issue #20 item 14: one INFO line per site restored from a previous run, the same
+    # crawl_delay stats as a fresh crawl, and retries not also counted as expired.
+    paced = serve(body("User-agent: *\nCrawl-delay: 0.2\nDisallow: /private\n"))
+    denied = serve(body("no", status=403))
+    down = serve(body("overloaded", status=503))
+    jobdir = str(tmp_path / "job")
+    settings = {"JOBDIR": jobdir, "ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 0, "ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 60}
+    first = await crawl([f"{site.url}/a" for site in (paced, denied, down)], **settings)
+    assert stat(first, "robotstxt/crawl_delay/sites") == 1
+    caplog.clear()
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    second = await crawl([f"{site.url}/b" for site in (paced, paced, denied, down)], **settings)
+    assert stat(second, "robotstxt/request_count") == 0
+    lines = sorted(r.getMessage() for r in caplog.records if "restored from storage" in r.getMessage())
+    assert len(lines) == 3, lines
+    paced_line, denied_line, down_line = (
+        next(line for line in lines if f"robots.txt for http://{site.host}:{site.port} " in line)
+        for site in (paced, denied, down)
+    )
+    assert "HTTP 200 -> parse" in paced_line and "crawl-delay 0.2s" in paced_line, paced_line
+    assert "HTTP 403 -> deny" in denied_line, denied_line
+    assert "HTTP 503 -> unreachable" in down_line and "(stored schedule)" in down_line, down_line
+    # 60 s after the first crawl's attempt, less the time since.
+    assert 50 <= int(re.search(r"next attempt in (\d+)s", down_line)[1]) <= 60, down_line
+    assert stat(second, "robotstxt/crawl_delay/sites") == 1
+    assert stat(second, "robotstxt/crawl_delay/max") == 0.2
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_retry_is_not_counted_as_expired(serve):
+    site = serve(body("overloaded", status=503))
+    crawler = await crawl([f"{site.url}/a"], ROBOTSTXT_UNREACHABLE_RETRY_TIMES=2, ROBOTSTXT_UNREACHABLE_RETRY_DELAY=0.1)
+    assert site.robots_hits() == 3
+    assert stat(crawler, "robotstxt/retry") == 2
+    assert stat(crawler, "robotstxt/cache/miss") == 1
+    assert stat(crawler, "robotstxt/cache/expired") == 0
 
 
 @pytest_twisted.ensureDeferred
