@@ -1,0 +1,64 @@
+"""What the user pages promise about themselves: every setting the code reads is on the
+settings page, no page sends a reader to a file that is not in the package they
+installed (the test suite, the benchmark scripts), and the pages show the lines to
+write. (The Sphinx build, warnings as errors, is tests/test_packaging.py's, from the sdist.)"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import scrapy_robots.parsers
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+SETTING = re.compile(r"\bROBOTSTXT_[A-Z0-9_]*[A-Z0-9]\b")
+
+
+def _settings_the_code_reads() -> set[str]:
+    """Every ``ROBOTSTXT_*`` name in a string of the package: the settings it reads, and
+    the names its messages tell the user to set."""
+    names: set[str] = set()
+    for path in (ROOT / "scrapy_robots").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names.update(SETTING.findall(node.value))
+    return names
+
+
+def _pages() -> dict[str, str]:
+    return {path.name: path.read_text() for path in sorted(DOCS.glob("*.rst"))}
+
+
+def test_every_setting_the_code_reads_is_on_the_settings_page():
+    names = _settings_the_code_reads()
+    assert {"ROBOTSTXT_PARSER", "ROBOTSTXT_RFC9309_PRECEDENCE", "ROBOTSTXT_USAGE_MODE"} <= names
+    page = (DOCS / "settings.rst").read_text()
+    missing = sorted(name for name in names if f"``{name}``" not in page)
+    assert not missing, f"docs/settings.rst does not list {missing}"
+
+
+def test_no_page_cites_a_file_of_the_test_suite():
+    # The test suite is not what a user installs: a page says what was tested, in words.
+    pages = {**_pages(), "README.md": (ROOT / "README.md").read_text()}
+    cited = {name: re.findall(r"\btests/[\w./:-]+", text) for name, text in pages.items()}
+    assert not {name: paths for name, paths in cited.items() if paths}
+
+
+def test_the_benchmarks_have_one_page_and_it_is_in_the_toctree():
+    pages = _pages()
+    assert "bench/" in pages["benchmarks.rst"]
+    elsewhere = {name: re.findall(r"\bbench/[\w./-]+", text) for name, text in pages.items()}
+    del elsewhere["benchmarks.rst"]
+    assert not {name: paths for name, paths in elsewhere.items() if paths}
+    toctree = pages["index.rst"].split(".. toctree::", 1)[1].split()
+    assert "benchmarks" in toctree
+
+
+def test_choosing_a_parser_shows_the_setting_line():
+    page = (DOCS / "choosing-a-parser.rst").read_text()
+    lines = re.findall(r'^\s*#?\s*ROBOTSTXT_PARSER = "scrapy_robots\.parsers\.(\w+)"', page, re.MULTILINE)
+    assert "RFC9309Parser" in lines and "ProtegoParser" in lines
+    for name in lines:
+        assert name in scrapy_robots.parsers.__all__, name
