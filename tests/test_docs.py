@@ -62,3 +62,36 @@ def test_choosing_a_parser_shows_the_setting_line():
     assert "RFC9309Parser" in lines and "ProtegoParser" in lines
     for name in lines:
         assert name in scrapy_robots.parsers.__all__, name
+
+
+def test_every_setting_a_page_names_is_one_the_code_reads():
+    known = _settings_the_code_reads()
+    pages = {**_pages(), "README.md": (ROOT / "README.md").read_text()}
+    unknown = {name: sorted(set(SETTING.findall(text)) - known) for name, text in pages.items()}
+    assert not {name: names for name, names in unknown.items() if names}
+
+
+def test_the_readme_links_the_troubleshooting_page_and_it_answers_the_three_questions():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Documentation", 1)[1].split("\n## ", 1)[0]
+    assert "`docs/troubleshooting.rst`" in section
+    toctree = (DOCS / "index.rst").read_text().split(".. toctree::", 1)[1].split()
+    assert "troubleshooting" in toctree
+    page = (DOCS / "troubleshooting.rst").read_text()
+    for question in (
+        "Why was my URL denied?",
+        "Why is my crawl still open?",
+        "Why was robots.txt fetched twice?",
+    ):
+        assert f"\n{question}\n{'-' * len(question)}\n" in page, question
+    for answer in ("scrapy robots", "--compare", "--lint", "ROBOTSTXT_UNREACHABLE_RETRY_TIMES", "ROBOTSTXT_CACHE_TTL"):
+        assert answer in page, answer
+    # The log lines the page tells the reader to look for are the ones the crawl writes.
+    code = "".join(path.read_text() for path in (ROOT / "scrapy_robots").rglob("*.py"))
+    for line in (
+        "they hold the crawl open until about",
+        "restored from storage (fetched",
+        "every robots.txt is fetched twice and a request must pass both",
+        "(redirected to ",
+    ):
+        assert line in page and line in code, line
