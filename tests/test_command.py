@@ -361,7 +361,7 @@ def test_json_lines_one_object_per_url(site, robots):
             ["example.com/page"],
             "'example.com/page' is not an absolute http(s) URL (did you mean 'https://example.com/page'?)",
         ),
-        (["ftp://example.com/x"], "is not an http(s) URL"),
+        (["ftp://example.com/x"], "is not a web (http/https) URL"),
         (["--file", "/nonexistent/robots.txt", "/x"], "cannot read '/nonexistent/robots.txt'"),
         (["--parser", "nope.Nothing", "https://example.com/"], "ROBOTSTXT_PARSER = 'nope.Nothing' cannot be loaded"),
         (

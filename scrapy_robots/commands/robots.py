@@ -10,15 +10,15 @@ robots.txt request with a local file instead of the network; nothing else change
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import build_from_crawler
 
 from scrapy_robots.cache import check_storage_class
+from scrapy_robots.commands.inputs import check_url, read_robotstxt, read_urls, unknown_options
 from scrapy_robots.commands.options import add_robots_options
 from scrapy_robots.commands.output import (
     EXIT_ALLOWED,
@@ -28,7 +28,6 @@ from scrapy_robots.commands.output import (
     exit_status,
     quiet_on_closed_pipe,
     unreachable_error,
-    where,
 )
 from scrapy_robots.commands.project import choose_middleware
 from scrapy_robots.commands.query import (
@@ -47,7 +46,7 @@ from scrapy_robots.commands.robots_text import (
     Paint,
 )
 from scrapy_robots.config import MEMORY_STORAGE, RobotsConfig
-from scrapy_robots.lint import lint_robotstxt, looks_binary
+from scrapy_robots.lint import lint_robotstxt
 from scrapy_robots.parsers import (
     check_parser_class,
 )
@@ -58,59 +57,12 @@ if TYPE_CHECKING:
     import argparse
 
 
-# A bare path given with --file is checked as a URL of this site.
-FILE_SITE = "https://example.com"
-
 CMDLINE = SETTINGS_PRIORITIES["cmdline"]
 
 
 def parser_path(name: str) -> str:
     """``--parser``'s value as an import path: a short name or an import path."""
     return BACKENDS.get(name.strip().lower(), name.strip())
-
-
-def check_url(url: str, local_file: bool) -> tuple[str | None, str | None]:
-    """``(absolute URL, None)``, or ``(None, error)`` for input that names no web page."""
-    if local_file and url.startswith("/"):
-        return FILE_SITE + url, None
-    try:
-        parts = urlsplit(url)
-        parts.hostname  # noqa: B018 - raises on a bad IPv6 literal ('https://[::1/x')
-    except ValueError as exc:
-        return None, f"{url!r} is not a valid URL ({exc})"
-    if parts.scheme.lower() in ("http", "https") and parts.hostname:
-        try:
-            parts.port  # noqa: B018 - raises on a bad port
-        except ValueError:
-            return None, f"{url!r} has an invalid port"
-        return url, None
-    if not parts.scheme or "." in parts.scheme or not url.partition(":")[2].startswith("//"):
-        return None, f"{url!r} is not an absolute http(s) URL (did you mean 'https://{url.lstrip('/')}'?)"
-    return None, f"{url!r} is not an http(s) URL"
-
-
-def read_bytes(path: str) -> tuple[bytes | None, str | None]:
-    """A file's bytes (``-``: standard input), or the problem in words."""
-    try:
-        return (sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()), None
-    except OSError as exc:
-        return None, f"cannot read {where(path)}: {exc.strerror or exc}"
-
-
-def read_robotstxt(path: str) -> tuple[bytes | None, str | None]:
-    body, problem = read_bytes(path)
-    if body is not None and looks_binary(body):
-        return None, f"{where(path)} is binary data, not a robots.txt"
-    return body, problem
-
-
-def read_urls(path: str) -> tuple[list[str], str | None]:
-    data, problem = read_bytes(path)
-    if data is None:
-        return [], problem
-    # utf-8-sig: a byte-order mark (Windows editors write one) is not part of the first URL.
-    lines = (line.strip() for line in data.decode("utf-8-sig", "replace").splitlines())
-    return [line for line in lines if line and not line.startswith("#")], None
 
 
 class Command(ScrapyCommand):
@@ -142,8 +94,13 @@ class Command(ScrapyCommand):
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         add_robots_options(parser)
+        self.known_options = [option for action in parser._actions for option in action.option_strings]
 
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        # Scrapy parses known options only and hands the rest over with the URLs.
+        unknown = unknown_options(args, self.known_options)
+        if unknown:
+            raise UsageError(unknown, print_help=False)
         super().process_options(args, opts)
         self.problem: str | None = None
         self.body: bytes | None = None

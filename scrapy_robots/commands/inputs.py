@@ -1,0 +1,115 @@
+"""What ``scrapy robots`` reads from the user: URLs, the ``--file`` robots.txt, the
+``--urls`` list, and arguments that are none of these (each refused in words that say
+what to give instead)."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from scrapy_robots.commands.output import where
+from scrapy_robots.lint import looks_binary
+
+# A bare path given with --file is checked as a URL of this site.
+FILE_SITE = "https://example.com"
+
+# A robots.txt line where a URL is expected: a robots.txt given as a URL or to --urls.
+_ROBOTS_LINE = re.compile(r"(user-agent|disallow|allow|sitemap|crawl-delay)\s*:", re.IGNORECASE)
+# A URL written without its scheme: a host name with a dot (or localhost), then a port, a path or nothing.
+_HOST_FIRST = re.compile(r"(localhost|[^\s/:.@]+(\.[^\s/:.@]+)+)(:\d*)?([/?#]|$)", re.IGNORECASE)
+# What a host name never holds, and Scrapy would only fail on when it fetches.
+_NOT_IN_HOST = set('<>"{}|\\^`')
+
+_PATH_HINT = (
+    "a path needs --file PATH (the robots.txt to check it against), a URL its scheme and host (https://HOST/PATH)"
+)
+
+
+def check_url(url: str, local_file: bool) -> tuple[str | None, str | None]:
+    """``(absolute URL, None)``, or ``(None, error)`` for input that names no web page."""
+    if local_file and url.startswith("/"):
+        return FILE_SITE + url, None
+    if _ROBOTS_LINE.match(url):
+        return None, f"{url!r} is a robots.txt line, not a URL: give a robots.txt with --file PATH"
+    try:
+        parts = urlsplit(url)
+        parts.hostname  # noqa: B018 - raises on a bad IPv6 literal ('https://[::1/x')
+    except ValueError as exc:
+        return None, f"{url!r} is not a valid URL ({exc})"
+    rest = url.partition(":")[2]
+    if parts.scheme.lower() in ("http", "https"):
+        if not parts.hostname:
+            return None, f"{url!r} has no host name (an http(s) URL is https://HOST/PATH)"
+        bad = next((c for c in parts.netloc if c.isspace() or not c.isprintable() or c in _NOT_IN_HOST), None)
+        if bad is not None:
+            return None, f"{url!r} is not a valid URL: a host name cannot hold {bad!r}"
+        try:
+            parts.port  # noqa: B018 - raises on a bad port
+        except ValueError:
+            return None, f"{url!r} has an invalid port"
+        return url, None
+    if parts.scheme and "." not in parts.scheme and not re.match(r"\d+([/?#]|$)", rest):
+        # mailto:, ftp://, file:, javascript:... (localhost:8080/x is a host and its port)
+        return None, f"{url!r} is not a web (http/https) URL: robots.txt speaks only of those"
+    if Path(url).is_file():
+        return None, (
+            f"{url!r} is a local file, not a URL: check a robots.txt with --file {url}, "
+            f"the URLs listed in a file with --urls {url}"
+        )
+    scheme_relative = url.startswith("//")
+    bare = url[2:] if scheme_relative else url
+    if (scheme_relative or not url.startswith("/")) and _HOST_FIRST.match(bare):
+        return None, f"{url!r} is not an absolute http(s) URL (did you mean 'https://{bare}'?)"
+    if local_file:
+        return None, (
+            f"{url!r} is not an absolute http(s) URL or a path: with --file a path starts with '/' "
+            f"(did you mean '/{url.lstrip('./')}'?)"
+        )
+    return None, f"{url!r} is not an absolute http(s) URL: {_PATH_HINT}"
+
+
+def unknown_options(args: list[str], known: list[str]) -> str | None:
+    """The usage error for arguments that look like options the command does not have
+    (Scrapy hands them over with the URLs): ``--briefly`` is a typo, not a URL."""
+    unknown = [arg for arg in args if arg.startswith("-") and arg != "-"]
+    if not unknown:
+        return None
+    close = difflib.get_close_matches(unknown[0].split("=")[0], [k for k in known if k.startswith("--")], n=1)
+    hint = f" (did you mean {close[0]}?)" if close and len(unknown) == 1 else ""
+    return f"unrecognized arguments: {' '.join(unknown)}{hint}"
+
+
+def read_bytes(path: str) -> tuple[bytes | None, str | None]:
+    """A file's bytes (``-``: standard input), or the problem in words."""
+    try:
+        return (sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()), None
+    except OSError as exc:
+        return None, f"cannot read {where(path)}: {exc.strerror or exc}"
+
+
+def read_robotstxt(path: str) -> tuple[bytes | None, str | None]:
+    body, problem = read_bytes(path)
+    if body is not None and looks_binary(body):
+        return None, f"{where(path)} is binary data, not a robots.txt"
+    return body, problem
+
+
+def read_urls(path: str) -> tuple[list[str], str | None]:
+    data, problem = read_bytes(path)
+    if data is None:
+        return [], problem
+    urls = []
+    # utf-8-sig: a byte-order mark (Windows editors write one) is not part of the first URL.
+    for number, line in enumerate(data.decode("utf-8-sig", "replace").splitlines(), 1):
+        line = line.strip()
+        if _ROBOTS_LINE.match(line):
+            return [], (
+                f"{where(path)} looks like a robots.txt, not a list of URLs (line {number}: {line!r}): "
+                "give a robots.txt with --file PATH"
+            )
+        if line and not line.startswith("#"):
+            urls.append(line)
+    return urls, None
