@@ -95,7 +95,9 @@ class RobotsConfig:
 
     @property
     def parser_name(self) -> str:
-        return getattr(self.parser_class, "__name__", str(self.parser_class))
+        # A class that wraps another (``scrapy robots``' RecordingParser) names it.
+        wrapped = getattr(self.parser_class, "parser_name", None)
+        return wrapped if isinstance(wrapped, str) else getattr(self.parser_class, "__name__", str(self.parser_class))
 
     def excludes(self, site: str) -> bool:
         """Is ``site`` (``scheme://host:port``) under ROBOTSTXT_EXCLUDED_DOMAINS?"""

@@ -109,3 +109,38 @@ def test_a_mistyped_option_is_a_usage_error_not_a_url(robots, option, hint):
     assert "scrapy robots [options] [URL ...]" in out.stderr
     assert out.stderr.strip().splitlines()[-1].endswith(f"error: unrecognized arguments: {option}{hint}")
     assert "https://-" not in out.stderr
+
+
+# -- --file: the log names the file and the user's parser (#20 item 8) ---------------------
+
+HTML = "<html><head><title>Not found</title></head><body>Sorry</body></html>\n"
+
+
+def test_file_warnings_name_the_file_not_a_made_up_site(robots, tmp_path):
+    path = tmp_path / "robots.txt"
+    path.write_text(HTML)
+    out = robots("--file", str(path), "--brief", "/x")
+    assert out.returncode == 0, out.stderr
+    [warning] = out.stderr.strip().splitlines()
+    assert f"WARNING: robots.txt in '{path}' (--file): HTTP 200 -> parse" in warning
+    assert "an HTML page, not a robots.txt" in warning
+    assert "example.com" not in out.stderr
+    piped = robots("--file", "-", "--brief", "/x", "-s", "ROBOTSTXT_MAXSIZE=20", input=ROBOTS.encode())
+    assert "WARNING: robots.txt from standard input (--file -): HTTP 200 -> parse, " in piped.stderr
+    assert "cut at ROBOTSTXT_MAXSIZE (20 bytes)" in piped.stderr
+    assert "example.com" not in piped.stderr
+    # A URL of a real site, checked against the file: the file, for that site.
+    site_url = robots("--file", str(path), "--brief", "https://foo.test/x")
+    assert f"WARNING: robots.txt in '{path}' (--file) for https://foo.test:443: HTTP 200" in site_url.stderr
+
+
+@pytest.mark.parametrize(("parser", "name"), [(None, "RFC9309Parser"), ("protego", "ProtegoParser")])
+def test_the_log_names_the_users_parser(robots, tmp_path, parser, name):
+    path = tmp_path / "robots.txt"
+    path.write_text(ROBOTS)
+    chosen = ["--parser", parser] if parser else []
+    out = robots("--file", str(path), "-L", "INFO", *chosen, "/private/x")
+    assert out.returncode == 1, out.stderr
+    [line] = [line for line in out.stderr.splitlines() if "HTTP 200 -> parse" in line]
+    assert f", parser {name}, crawl-delay 2s" in line
+    assert "parser RecordingParser" not in out.stderr

@@ -5,6 +5,7 @@ what to give instead)."""
 from __future__ import annotations
 
 import difflib
+import logging
 import re
 import sys
 from pathlib import Path
@@ -69,6 +70,38 @@ def check_url(url: str, local_file: bool) -> tuple[str | None, str | None]:
             f"(did you mean '/{url.lstrip('./')}'?)"
         )
     return None, f"{url!r} is not an absolute http(s) URL: {_PATH_HINT}"
+
+
+# "robots.txt for https://example.com:443": how the crawl's log names a site's robots.txt.
+_SITE_ROBOTS = re.compile(r"robots\.txt for (https?://(?:\[[^\]]*\]|[^\s/:\[]+):\d+)")
+
+
+class NameTheFile(logging.Filter):
+    """``--file``: the robots.txt of every site is the file, and a bare path's site is
+    made up (FILE_SITE): the log lines of the crawl name the file instead."""
+
+    def __init__(self, path: str):
+        super().__init__()
+        self.file = "robots.txt from standard input (--file -)" if path == "-" else f"robots.txt in {path!r} (--file)"
+        self.made_up = f"{FILE_SITE}:443"
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        named = _SITE_ROBOTS.sub(self._name, message)
+        if named != message:
+            record.msg, record.args = named, ()
+        return True
+
+    def _name(self, match: re.Match[str]) -> str:
+        return self.file if match[1] == self.made_up else f"{self.file} for {match[1]}"
+
+    def install(self) -> None:
+        """On each of this package's loggers (a filter on a logger applies to its own records)."""
+        import scrapy_robots.middleware  # noqa: F401 - every module that logs a site, imported
+
+        for name in list(logging.root.manager.loggerDict):
+            if name.startswith("scrapy_robots."):
+                logging.getLogger(name).addFilter(self)
 
 
 def unknown_options(args: list[str], known: list[str]) -> str | None:

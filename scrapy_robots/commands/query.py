@@ -58,7 +58,6 @@ FILE_SETTING = "ROBOTS_COMMAND_FILE"
 LOCAL_FILE_MIDDLEWARE = "scrapy_robots.commands.query.LocalRobotsFile"
 # After HttpCompressionMiddleware (590) has decompressed the response.
 RAW_BODIES_MIDDLEWARE = "scrapy_robots.commands.query.RawRobotsBodies"
-RECORDING_PARSER = "scrapy_robots.commands.query.RecordingParser"
 
 
 class RecordingParser(RobotParser):
@@ -94,6 +93,12 @@ class RecordingParser(RobotParser):
 
     def preferred_host(self) -> str | None:
         return self.parser.preferred_host()
+
+
+def recording_parser(chosen: Any) -> type[RecordingParser]:
+    """The ``ROBOTSTXT_PARSER`` of the command's crawl: a :class:`RecordingParser` that
+    the crawl's log names by the parser it builds (``parser_name``)."""
+    return type("RecordingParser", (RecordingParser,), {"parser_name": class_name(chosen), "__module__": __name__})
 
 
 class LocalRobotsFile:

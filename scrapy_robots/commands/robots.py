@@ -18,7 +18,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import build_from_crawler
 
 from scrapy_robots.cache import check_storage_class
-from scrapy_robots.commands.inputs import check_url, read_robotstxt, read_urls, unknown_options
+from scrapy_robots.commands.inputs import NameTheFile, check_url, read_robotstxt, read_urls, unknown_options
 from scrapy_robots.commands.options import add_robots_options
 from scrapy_robots.commands.output import (
     EXIT_ALLOWED,
@@ -37,10 +37,10 @@ from scrapy_robots.commands.query import (
     MIDDLEWARE_SETTING,
     PARSER_SETTING,
     RAW_BODIES_MIDDLEWARE,
-    RECORDING_PARSER,
     RobotsQuerySpider,
     class_name,
     error_result,
+    recording_parser,
 )
 from scrapy_robots.commands.robots_text import (
     Paint,
@@ -162,10 +162,11 @@ class Command(ScrapyCommand):
         settings.set("ROBOTSTXT_MAX_WAITING", sys.maxsize, priority="cmdline")
         settings.set(PARSER_SETTING, chosen, priority="cmdline")
         settings.set(MIDDLEWARE_SETTING, self.middleware, priority="cmdline")
-        settings.set("ROBOTSTXT_PARSER", RECORDING_PARSER, priority="cmdline")
+        settings.set("ROBOTSTXT_PARSER", recording_parser(chosen), priority="cmdline")
         if opts.lint:
             settings["DOWNLOADER_MIDDLEWARES"].set(RAW_BODIES_MIDDLEWARE, 580, priority="cmdline")
         if self.body is not None:
+            NameTheFile(opts.file).install()
             settings.set(FILE_SETTING, self.body, priority="cmdline")
             settings["DOWNLOADER_MIDDLEWARES"].set(LOCAL_FILE_MIDDLEWARE, 1, priority="cmdline")
 
