@@ -144,3 +144,19 @@ def test_the_log_names_the_users_parser(robots, tmp_path, parser, name):
     [line] = [line for line in out.stderr.splitlines() if "HTTP 200 -> parse" in line]
     assert f", parser {name}, crawl-delay 2s" in line
     assert "parser RecordingParser" not in out.stderr
+
+
+# -- --brief --compare (#20 item 9) ----------------------------------------------------------
+
+
+def test_brief_and_compare_are_refused_together(robots, tmp_path):
+    path = tmp_path / "robots.txt"
+    path.write_text(ROBOTS)
+    out = robots("--file", str(path), "--brief", "--compare", "/private/x")
+    assert out.returncode == 2
+    assert out.stdout == ""
+    message = (
+        "error: --brief and --compare cannot be combined: --brief prints one line per URL, --compare a table "
+        "of every parser's answers; give one of them"
+    )
+    assert out.stderr.strip().splitlines()[-1].endswith(message)

@@ -101,6 +101,12 @@ class Command(ScrapyCommand):
         unknown = unknown_options(args, self.known_options)
         if unknown:
             raise UsageError(unknown, print_help=False)
+        if opts.brief and opts.compare:
+            raise UsageError(
+                "--brief and --compare cannot be combined: --brief prints one line per URL, --compare a table of "
+                "every parser's answers; give one of them",
+                print_help=False,
+            )
         super().process_options(args, opts)
         self.problem: str | None = None
         self.body: bytes | None = None
