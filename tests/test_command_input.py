@@ -160,3 +160,70 @@ def test_brief_and_compare_are_refused_together(robots, tmp_path):
         "of every parser's answers; give one of them"
     )
     assert out.stderr.strip().splitlines()[-1].endswith(message)
+
+
+# -- errors name what the user typed (#20 item 11) ----------------------------------------
+
+SHORT_NAMES = "rfc9309, protego, python, rerp, reppy, google"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--parser", "nonexistent"],
+            f"--parser 'nonexistent': no parser has that short name; give a short name ({SHORT_NAMES}) or the "
+            "import path of a parser class such as 'scrapy_robots.parsers.ProtegoParser'",
+        ),
+        (
+            ["--parser", "nope.Nothing"],
+            "--parser 'nope.Nothing' cannot be loaded (No module named 'nope'); give a short name "
+            f"({SHORT_NAMES}) or the import path of a parser class such as 'scrapy_robots.parsers.ProtegoParser'",
+        ),
+        (
+            ["--parser", "urllib.robotparser.RobotFileParser"],
+            "--parser urllib.robotparser.RobotFileParser has no allowed(url, user_agent) method: it cannot answer.",
+        ),
+        (
+            ["--usage", "bogus"],
+            "--usage 'bogus': unknown purpose; known purposes: search, train-ai, train-genai, ai-use, ai-train, "
+            "ai-input",
+        ),
+        (
+            ["--usage", "search,bogus"],
+            "--usage 'search,bogus': unknown purpose 'bogus'; known purposes: search, train-ai",
+        ),
+        (
+            ["-s", "ROBOTSTXT_PARSER=protego"],
+            "ROBOTSTXT_PARSER = 'protego' cannot be loaded: short names such as 'protego' are taken by "
+            "`scrapy robots --parser`; ROBOTSTXT_PARSER takes an import path such as "
+            "'scrapy_robots.parsers.ProtegoParser'",
+        ),
+    ],
+)
+def test_errors_name_the_option_the_user_gave(robots, args, message):
+    out = robots(*args, "https://example.com/")
+    assert out.returncode == 2
+    [line] = out.stderr.strip().splitlines()
+    assert line.startswith(f"scrapy robots: error: {message}"), line
+    if args[0] != "-s":
+        assert "ROBOTSTXT_PARSER" not in line and "ROBOTSTXT_USAGE" not in line
+
+
+def test_a_crawl_with_a_short_name_in_robotstxt_parser_is_told_the_import_path():
+    from crawling import BASE_SETTINGS
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_robots import RobotsTxtMiddleware
+
+    for value, path in (
+        ("rfc9309", "scrapy_robots.parsers.RFC9309Parser"),
+        ("Google", "scrapy_robots.parsers.GoogleParser"),
+    ):
+        crawler = get_crawler(settings_dict={**BASE_SETTINGS, "ROBOTSTXT_PARSER": value})
+        with pytest.raises(ValueError) as raised:
+            RobotsTxtMiddleware.from_crawler(crawler)
+        assert str(raised.value) == (
+            f"ROBOTSTXT_PARSER = {value!r} cannot be loaded: short names such as {value!r} are taken by "
+            f"`scrapy robots --parser`; ROBOTSTXT_PARSER takes an import path such as {path!r}"
+        )

@@ -11,8 +11,12 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from scrapy.utils.misc import load_object
+
 from scrapy_robots.commands.output import where
 from scrapy_robots.lint import looks_binary
+from scrapy_robots.parsers import SHORT_NAMES, check_parser_class
+from scrapy_robots.usage import ALIASES, PURPOSES, canonical_purpose
 
 # A bare path given with --file is checked as a URL of this site.
 FILE_SITE = "https://example.com"
@@ -113,6 +117,43 @@ def unknown_options(args: list[str], known: list[str]) -> str | None:
     close = difflib.get_close_matches(unknown[0].split("=")[0], [k for k in known if k.startswith("--")], n=1)
     hint = f" (did you mean {close[0]}?)" if close and len(unknown) == 1 else ""
     return f"unrecognized arguments: {' '.join(unknown)}{hint}"
+
+
+def parser_option(name: str) -> tuple[str, str | None]:
+    """``--parser``'s value as an import path (it takes a short name or an import path),
+    and the problem, in words that name ``--parser``, if it names no usable parser class."""
+    value = name.strip()
+    path = SHORT_NAMES.get(value.lower(), value)
+    choices = (
+        f"give a short name ({', '.join(SHORT_NAMES)}) or the import path of a parser class such as "
+        "'scrapy_robots.parsers.ProtegoParser'"
+    )
+    try:
+        cls = load_object(path)
+    except ImportError as exc:
+        if value.lower() in SHORT_NAMES:  # an optional library: its own message says how to install it
+            return path, f"--parser {name} cannot be loaded: {exc}"
+        return path, f"--parser {name!r} cannot be loaded ({exc}); {choices}"
+    except (NameError, ValueError, AttributeError) as exc:
+        if "." not in path:
+            return path, f"--parser {name!r}: no parser has that short name; {choices}"
+        return path, f"--parser {name!r} cannot be loaded ({exc}); {choices}"
+    try:
+        check_parser_class("--parser", cls)
+    except ValueError as exc:
+        return path, str(exc)
+    return path, None
+
+
+def usage_option(value: str) -> str | None:
+    """The problem with ``--usage``'s purposes, in words that name ``--usage``."""
+    for name in (part.strip() for part in value.split(",") if part.strip()):
+        try:
+            canonical_purpose(name)
+        except ValueError:
+            which = "" if name == value.strip() else f" {name!r}"
+            return f"--usage {value!r}: unknown purpose{which}; known purposes: {', '.join([*PURPOSES, *ALIASES])}"
+    return None
 
 
 def read_bytes(path: str) -> tuple[bytes | None, str | None]:

@@ -18,7 +18,15 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import build_from_crawler
 
 from scrapy_robots.cache import check_storage_class
-from scrapy_robots.commands.inputs import NameTheFile, check_url, read_robotstxt, read_urls, unknown_options
+from scrapy_robots.commands.inputs import (
+    NameTheFile,
+    check_url,
+    parser_option,
+    read_robotstxt,
+    read_urls,
+    unknown_options,
+    usage_option,
+)
 from scrapy_robots.commands.options import add_robots_options
 from scrapy_robots.commands.output import (
     EXIT_ALLOWED,
@@ -31,7 +39,6 @@ from scrapy_robots.commands.output import (
 )
 from scrapy_robots.commands.project import choose_middleware
 from scrapy_robots.commands.query import (
-    BACKENDS,
     FILE_SETTING,
     LOCAL_FILE_MIDDLEWARE,
     MIDDLEWARE_SETTING,
@@ -58,11 +65,6 @@ if TYPE_CHECKING:
 
 
 CMDLINE = SETTINGS_PRIORITIES["cmdline"]
-
-
-def parser_path(name: str) -> str:
-    """``--parser``'s value as an import path: a short name or an import path."""
-    return BACKENDS.get(name.strip().lower(), name.strip())
 
 
 class Command(ScrapyCommand):
@@ -149,7 +151,14 @@ class Command(ScrapyCommand):
             # Each check carries its agent as its User-Agent header (see RobotsQuerySpider).
             settings.set("ROBOTSTXT_USER_AGENT", None, priority="cmdline")
         if opts.parser:
-            settings.set("ROBOTSTXT_PARSER", parser_path(opts.parser), priority="cmdline")
+            path, self.problem = parser_option(opts.parser)
+            if self.problem is not None:
+                return
+            settings.set("ROBOTSTXT_PARSER", path, priority="cmdline")
+        if opts.usage:
+            self.problem = usage_option(opts.usage)
+            if self.problem is not None:
+                return
         try:
             # Every ROBOTSTXT_* setting checked now, with the middleware's own messages.
             config = RobotsConfig.from_settings(settings)
@@ -262,9 +271,13 @@ class Command(ScrapyCommand):
             # here with its own message, not as a traceback from inside the crawl.
             build_from_crawler(self.settings[PARSER_SETTING], crawler, b"")
         except Exception as exc:
-            parser = class_name(self.settings[PARSER_SETTING])
+            parser = (
+                f"--parser {opts.parser}"
+                if opts.parser
+                else f"ROBOTSTXT_PARSER = {class_name(self.settings[PARSER_SETTING])}"
+            )
             for slot, (url, _) in zip(slots, checks):
-                results[slot] = error_result(url, f"ROBOTSTXT_PARSER = {parser} cannot be used: {exc}")
+                results[slot] = error_result(url, f"{parser} cannot be used: {exc}")
             return
         self.crawler_process.crawl(
             crawler, checks=checks, results=answers, compare=opts.compare, lint=opts.lint, summary=summary
