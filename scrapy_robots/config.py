@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from scrapy.utils.misc import load_object
 
 from scrapy_robots._settings import choice, domains, number, read_bool
+from scrapy_robots.parsers import SHORT_NAMES
 from scrapy_robots.policy import StatusPolicy
 from scrapy_robots.rfc9309 import AGENT_MATCHINGS, EMPTY_RULES, PRECEDENCES, Options
 from scrapy_robots.usage import UsageConfig
@@ -95,7 +96,9 @@ class RobotsConfig:
 
     @property
     def parser_name(self) -> str:
-        return getattr(self.parser_class, "__name__", str(self.parser_class))
+        # A class that wraps another (``scrapy robots``' RecordingParser) names it.
+        wrapped = getattr(self.parser_class, "parser_name", None)
+        return wrapped if isinstance(wrapped, str) else getattr(self.parser_class, "__name__", str(self.parser_class))
 
     def excludes(self, site: str) -> bool:
         """Is ``site`` (``scheme://host:port``) under ROBOTSTXT_EXCLUDED_DOMAINS?"""
@@ -188,6 +191,12 @@ def _load_value(name: str, value: Any) -> Any:
     try:
         return load_object(value)
     except (ImportError, NameError, ValueError, AttributeError) as exc:
+        short = SHORT_NAMES.get(value.strip().lower()) if name == "ROBOTSTXT_PARSER" else None
+        if short is not None:
+            raise ValueError(
+                f"{name} = {value!r} cannot be loaded: short names such as {value!r} are taken by "
+                f"`scrapy robots --parser`; {name} takes an import path such as {short!r}"
+            ) from exc
         raise ValueError(
             f"{name} = {value!r} cannot be loaded ({exc}). Set it to an import path such as "
             f"{_EXAMPLES.get(name, repr(value))}, or install the package that provides it."

@@ -361,9 +361,9 @@ def test_json_lines_one_object_per_url(site, robots):
             ["example.com/page"],
             "'example.com/page' is not an absolute http(s) URL (did you mean 'https://example.com/page'?)",
         ),
-        (["ftp://example.com/x"], "is not an http(s) URL"),
+        (["ftp://example.com/x"], "is not a web (http/https) URL"),
         (["--file", "/nonexistent/robots.txt", "/x"], "cannot read '/nonexistent/robots.txt'"),
-        (["--parser", "nope.Nothing", "https://example.com/"], "ROBOTSTXT_PARSER = 'nope.Nothing' cannot be loaded"),
+        (["--parser", "nope.Nothing", "https://example.com/"], "--parser 'nope.Nothing' cannot be loaded"),
         (
             ["-s", "ROBOTSTXT_MAX_CRAWL_DELAY=soon", "https://example.com/"],
             "ROBOTSTXT_MAX_CRAWL_DELAY must be a number",
@@ -371,7 +371,7 @@ def test_json_lines_one_object_per_url(site, robots):
         # Classes that build but cannot answer, checked against the interface (#14).
         (
             ["--parser", "urllib.robotparser.RobotFileParser", "https://example.com/"],
-            "ROBOTSTXT_PARSER = urllib.robotparser.RobotFileParser has no allowed(url, user_agent) method",
+            "--parser urllib.robotparser.RobotFileParser has no allowed(url, user_agent) method",
         ),
         (
             ["-s", "ROBOTSTXT_CACHE_STORAGE=builtins.dict", "https://example.com/"],

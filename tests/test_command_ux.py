@@ -245,7 +245,8 @@ def test_brief_is_one_line_per_url_in_the_order_given(site, robots):
         f"denied   {s.url}/private/x  (line 5: Disallow: /private)",
         f"allowed  {s.url}/private/open/y  (line 6: Allow: /private/open)",
         f"allowed  {s.url}/public  (no rule matches)",
-        "error    nope  ('nope' is not an absolute http(s) URL (did you mean 'https://nope'?))",
+        "error    nope  ('nope' is not an absolute http(s) URL: a path needs --file PATH (the robots.txt to check "
+        "it against), a URL its scheme and host (https://HOST/PATH))",
     ]
     assert robots("--brief", f"{s.url}/robots.txt").stdout.endswith(
         "(/robots.txt is always allowed (RFC 9309, 2.2.2))\n"

@@ -95,9 +95,12 @@ def test_without_usage_nothing_changes(tmp_path):
     assert report["allowed"] is True and report["usage"] is None
 
 
-def test_unknown_purpose_is_an_error_naming_the_setting(tmp_path):
+def test_unknown_purpose_is_an_error_naming_the_option(tmp_path):
     out = _robots(tmp_path, "--usage", "ai_train", "https://example.com/page")
     assert out.returncode != 0
+    assert "--usage 'ai_train': unknown purpose; known purposes: " in out.stderr
+    # Given as the setting, the setting is named.
+    out = _robots(tmp_path, "-s", "ROBOTSTXT_USAGE=ai_train", "https://example.com/page")
     assert "ROBOTSTXT_USAGE: unknown purpose 'ai_train'" in out.stderr
 
 

@@ -21,6 +21,7 @@ from scrapy_robots.decoding import charset_from_content_type
 from scrapy_robots.fetch import FETCH_META, robots_url
 from scrapy_robots.lint import Finding, lint_robotstxt
 from scrapy_robots.parsers import (
+    SHORT_NAMES,
     DirectiveNotSupported,
     RobotParser,
     as_robot_parser,
@@ -42,14 +43,7 @@ if TYPE_CHECKING:
     from scrapy_robots.middleware import RobotsTxtMiddleware
 
 #: ``--parser`` short names, in the order ``--compare`` prints them.
-BACKENDS: dict[str, str] = {
-    "rfc9309": "scrapy_robots.parsers.RFC9309Parser",
-    "protego": "scrapy_robots.parsers.ProtegoParser",
-    "python": "scrapy_robots.parsers.PythonParser",
-    "rerp": "scrapy_robots.parsers.RerpParser",
-    "reppy": "scrapy_robots.parsers.ReppyParser",
-    "google": "scrapy_robots.parsers.GoogleParser",
-}
+BACKENDS: dict[str, str] = SHORT_NAMES
 
 # Settings through which the command hands objects to the components it adds.
 PARSER_SETTING = "ROBOTS_COMMAND_PARSER"
@@ -58,7 +52,6 @@ FILE_SETTING = "ROBOTS_COMMAND_FILE"
 LOCAL_FILE_MIDDLEWARE = "scrapy_robots.commands.query.LocalRobotsFile"
 # After HttpCompressionMiddleware (590) has decompressed the response.
 RAW_BODIES_MIDDLEWARE = "scrapy_robots.commands.query.RawRobotsBodies"
-RECORDING_PARSER = "scrapy_robots.commands.query.RecordingParser"
 
 
 class RecordingParser(RobotParser):
@@ -94,6 +87,12 @@ class RecordingParser(RobotParser):
 
     def preferred_host(self) -> str | None:
         return self.parser.preferred_host()
+
+
+def recording_parser(chosen: Any) -> type[RecordingParser]:
+    """The ``ROBOTSTXT_PARSER`` of the command's crawl: a :class:`RecordingParser` that
+    the crawl's log names by the parser it builds (``parser_name``)."""
+    return type("RecordingParser", (RecordingParser,), {"parser_name": class_name(chosen), "__module__": __name__})
 
 
 class LocalRobotsFile:

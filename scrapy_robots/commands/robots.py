@@ -10,15 +10,23 @@ robots.txt request with a local file instead of the network; nothing else change
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import build_from_crawler
 
 from scrapy_robots.cache import check_storage_class
+from scrapy_robots.commands.inputs import (
+    NameTheFile,
+    check_url,
+    parser_option,
+    read_robotstxt,
+    read_urls,
+    unknown_options,
+    usage_option,
+)
 from scrapy_robots.commands.options import add_robots_options
 from scrapy_robots.commands.output import (
     EXIT_ALLOWED,
@@ -28,26 +36,24 @@ from scrapy_robots.commands.output import (
     exit_status,
     quiet_on_closed_pipe,
     unreachable_error,
-    where,
 )
 from scrapy_robots.commands.project import choose_middleware
 from scrapy_robots.commands.query import (
-    BACKENDS,
     FILE_SETTING,
     LOCAL_FILE_MIDDLEWARE,
     MIDDLEWARE_SETTING,
     PARSER_SETTING,
     RAW_BODIES_MIDDLEWARE,
-    RECORDING_PARSER,
     RobotsQuerySpider,
     class_name,
     error_result,
+    recording_parser,
 )
 from scrapy_robots.commands.robots_text import (
     Paint,
 )
 from scrapy_robots.config import MEMORY_STORAGE, RobotsConfig
-from scrapy_robots.lint import lint_robotstxt, looks_binary
+from scrapy_robots.lint import lint_robotstxt
 from scrapy_robots.parsers import (
     check_parser_class,
 )
@@ -58,59 +64,7 @@ if TYPE_CHECKING:
     import argparse
 
 
-# A bare path given with --file is checked as a URL of this site.
-FILE_SITE = "https://example.com"
-
 CMDLINE = SETTINGS_PRIORITIES["cmdline"]
-
-
-def parser_path(name: str) -> str:
-    """``--parser``'s value as an import path: a short name or an import path."""
-    return BACKENDS.get(name.strip().lower(), name.strip())
-
-
-def check_url(url: str, local_file: bool) -> tuple[str | None, str | None]:
-    """``(absolute URL, None)``, or ``(None, error)`` for input that names no web page."""
-    if local_file and url.startswith("/"):
-        return FILE_SITE + url, None
-    try:
-        parts = urlsplit(url)
-        parts.hostname  # noqa: B018 - raises on a bad IPv6 literal ('https://[::1/x')
-    except ValueError as exc:
-        return None, f"{url!r} is not a valid URL ({exc})"
-    if parts.scheme.lower() in ("http", "https") and parts.hostname:
-        try:
-            parts.port  # noqa: B018 - raises on a bad port
-        except ValueError:
-            return None, f"{url!r} has an invalid port"
-        return url, None
-    if not parts.scheme or "." in parts.scheme or not url.partition(":")[2].startswith("//"):
-        return None, f"{url!r} is not an absolute http(s) URL (did you mean 'https://{url.lstrip('/')}'?)"
-    return None, f"{url!r} is not an http(s) URL"
-
-
-def read_bytes(path: str) -> tuple[bytes | None, str | None]:
-    """A file's bytes (``-``: standard input), or the problem in words."""
-    try:
-        return (sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()), None
-    except OSError as exc:
-        return None, f"cannot read {where(path)}: {exc.strerror or exc}"
-
-
-def read_robotstxt(path: str) -> tuple[bytes | None, str | None]:
-    body, problem = read_bytes(path)
-    if body is not None and looks_binary(body):
-        return None, f"{where(path)} is binary data, not a robots.txt"
-    return body, problem
-
-
-def read_urls(path: str) -> tuple[list[str], str | None]:
-    data, problem = read_bytes(path)
-    if data is None:
-        return [], problem
-    # utf-8-sig: a byte-order mark (Windows editors write one) is not part of the first URL.
-    lines = (line.strip() for line in data.decode("utf-8-sig", "replace").splitlines())
-    return [line for line in lines if line and not line.startswith("#")], None
 
 
 class Command(ScrapyCommand):
@@ -142,8 +96,19 @@ class Command(ScrapyCommand):
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         add_robots_options(parser)
+        self.known_options = [option for action in parser._actions for option in action.option_strings]
 
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        # Scrapy parses known options only and hands the rest over with the URLs.
+        unknown = unknown_options(args, self.known_options)
+        if unknown:
+            raise UsageError(unknown, print_help=False)
+        if opts.brief and opts.compare:
+            raise UsageError(
+                "--brief and --compare cannot be combined: --brief prints one line per URL, --compare a table of "
+                "every parser's answers; give one of them",
+                print_help=False,
+            )
         super().process_options(args, opts)
         self.problem: str | None = None
         self.body: bytes | None = None
@@ -186,7 +151,14 @@ class Command(ScrapyCommand):
             # Each check carries its agent as its User-Agent header (see RobotsQuerySpider).
             settings.set("ROBOTSTXT_USER_AGENT", None, priority="cmdline")
         if opts.parser:
-            settings.set("ROBOTSTXT_PARSER", parser_path(opts.parser), priority="cmdline")
+            path, self.problem = parser_option(opts.parser)
+            if self.problem is not None:
+                return
+            settings.set("ROBOTSTXT_PARSER", path, priority="cmdline")
+        if opts.usage:
+            self.problem = usage_option(opts.usage)
+            if self.problem is not None:
+                return
         try:
             # Every ROBOTSTXT_* setting checked now, with the middleware's own messages.
             config = RobotsConfig.from_settings(settings)
@@ -205,10 +177,11 @@ class Command(ScrapyCommand):
         settings.set("ROBOTSTXT_MAX_WAITING", sys.maxsize, priority="cmdline")
         settings.set(PARSER_SETTING, chosen, priority="cmdline")
         settings.set(MIDDLEWARE_SETTING, self.middleware, priority="cmdline")
-        settings.set("ROBOTSTXT_PARSER", RECORDING_PARSER, priority="cmdline")
+        settings.set("ROBOTSTXT_PARSER", recording_parser(chosen), priority="cmdline")
         if opts.lint:
             settings["DOWNLOADER_MIDDLEWARES"].set(RAW_BODIES_MIDDLEWARE, 580, priority="cmdline")
         if self.body is not None:
+            NameTheFile(opts.file).install()
             settings.set(FILE_SETTING, self.body, priority="cmdline")
             settings["DOWNLOADER_MIDDLEWARES"].set(LOCAL_FILE_MIDDLEWARE, 1, priority="cmdline")
 
@@ -298,9 +271,13 @@ class Command(ScrapyCommand):
             # here with its own message, not as a traceback from inside the crawl.
             build_from_crawler(self.settings[PARSER_SETTING], crawler, b"")
         except Exception as exc:
-            parser = class_name(self.settings[PARSER_SETTING])
+            parser = (
+                f"--parser {opts.parser}"
+                if opts.parser
+                else f"ROBOTSTXT_PARSER = {class_name(self.settings[PARSER_SETTING])}"
+            )
             for slot, (url, _) in zip(slots, checks):
-                results[slot] = error_result(url, f"ROBOTSTXT_PARSER = {parser} cannot be used: {exc}")
+                results[slot] = error_result(url, f"{parser} cannot be used: {exc}")
             return
         self.crawler_process.crawl(
             crawler, checks=checks, results=answers, compare=opts.compare, lint=opts.lint, summary=summary

@@ -35,6 +35,16 @@ _BACKENDS = {
     "GoogleParser": "scrapy_robots.parsers.google",
 }
 
+#: The parsers' short names (``scrapy robots --parser``), in the order ``--compare`` prints them.
+SHORT_NAMES = {
+    "rfc9309": "scrapy_robots.parsers.RFC9309Parser",
+    "protego": "scrapy_robots.parsers.ProtegoParser",
+    "python": "scrapy_robots.parsers.PythonParser",
+    "rerp": "scrapy_robots.parsers.RerpParser",
+    "reppy": "scrapy_robots.parsers.ReppyParser",
+    "google": "scrapy_robots.parsers.GoogleParser",
+}
+
 __all__ = [
     "ALLOW",
     "CONTENT_USAGE",
@@ -42,6 +52,7 @@ __all__ = [
     "DIRECTIVES",
     "HOST",
     "REQUEST_RATE",
+    "SHORT_NAMES",
     "SITEMAP",
     "DirectiveNotSupported",
     "RequestRate",

@@ -181,20 +181,21 @@ def check_parser_class(name: str, cls: Any) -> None:
     parser class: built with ``from_crawler(crawler, robotstxt_body)`` (or
     ``cls(robotstxt_body)``), then asked ``allowed(url, user_agent)``, as Scrapy's
     ``RobotParser`` interface says."""
-    what = object_name(cls)
+    # A setting is "NAME = value"; a command-line option (--parser) is "--parser value".
+    what = f"{name} {object_name(cls)}" if name.startswith("-") else f"{name} = {object_name(cls)}"
     fix = (
         "Use a parser class: one of scrapy_robots.parsers (RFC9309Parser, ProtegoParser, PythonParser for "
         "urllib.robotparser, RerpParser, ReppyParser, GoogleParser), one of scrapy.robotstxt, or your own with "
         "from_crawler(crawler, robotstxt_body) and allowed(url, user_agent)."
     )
     if not isinstance(cls, type):
-        raise ValueError(f"{name} = {what} is not a class. {fix}")
+        raise ValueError(f"{what} is not a class. {fix}")
     allowed = getattr(cls, "allowed", None)
     if not callable(allowed):
-        raise ValueError(f"{name} = {what} has no allowed(url, user_agent) method: it cannot answer. {fix}")
+        raise ValueError(f"{what} has no allowed(url, user_agent) method: it cannot answer. {fix}")
     if inspect.isabstract(cls):
         abstract = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
-        raise ValueError(f"{name} = {what} is abstract ({abstract}). {fix}")
+        raise ValueError(f"{what} is abstract ({abstract}). {fix}")
     try:
         signature = inspect.signature(allowed)
     except (TypeError, ValueError):  # a builtin: nothing to check
@@ -205,5 +206,5 @@ def check_parser_class(name: str, cls: Any) -> None:
         signature.bind(*instance, "https://example.com/", "agent")
     except TypeError:
         raise ValueError(
-            f"{name} = {what}: its allowed{signature} cannot be called as allowed(url, user_agent). {fix}"
+            f"{what}: its allowed{signature} cannot be called as allowed(url, user_agent). {fix}"
         ) from None
