@@ -190,6 +190,7 @@ class Command(ScrapyCommand):
         try:
             # Every ROBOTSTXT_* setting checked now, with the middleware's own messages.
             config = RobotsConfig.from_settings(settings)
+            self.maxsize = config.maxsize
             chosen = config.parser_class
             check_parser_class("ROBOTSTXT_PARSER", chosen)
             check_storage_class("ROBOTSTXT_CACHE_STORAGE", config.storage_class)
@@ -274,7 +275,9 @@ class Command(ScrapyCommand):
         output = Output(opts, Paint(opts.color, sys.stdout), several_agents=len(agents) > 1)
         with quiet_on_closed_pipe():
             if summary_only:
-                file_summary = summarize_robotstxt(self.body) if self.body is not None and not urls else None
+                file_summary = (
+                    summarize_robotstxt(self.body, self.maxsize) if self.body is not None and not urls else None
+                )
                 self.exitcode = EXIT_ERROR if any(r.get("error") for r in results) else EXIT_ALLOWED
                 output.summaries(results, file_summary)
             else:

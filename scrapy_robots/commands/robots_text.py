@@ -54,6 +54,11 @@ class Paint:
 PLAIN = Paint("never")
 
 
+def size_text(size: int) -> str:
+    """A size as the output gives it: ``500 KiB``, else ``1,000 bytes``."""
+    return f"{size // 1024} KiB" if size % 1024 == 0 else f"{size:,} bytes"
+
+
 def verdict_word(result: dict[str, Any]) -> str:
     if result.get("error"):
         return "error"
@@ -128,7 +133,9 @@ def _source(robots: dict[str, Any], local_file: str | None) -> str:
         redirects = robots["redirects"]
         source += f": {status}, {redirects} redirect{'s' if redirects != 1 else ''}"
     if robots["policy"] != "excluded":
-        source += f", {robots['size']:,} bytes{' (truncated at ROBOTSTXT_MAXSIZE)' if robots['truncated'] else ''}"
+        source += f", {robots['size']:,} bytes"
+        if robots["truncated"]:
+            source += f" (cut at ROBOTSTXT_MAXSIZE = {size_text(robots['maxsize'])}: the rest is not read)"
     return source
 
 
@@ -180,7 +187,9 @@ def _why(result: dict[str, Any]) -> str:
     if decision is not None:
         # No group at all, or /robots.txt itself, says more than "no rule matches".
         explanation = str(decision["explanation"])
-        return "no rule matches" if decision["group"] and explanation.startswith("no rule") else explanation
+        if not (decision["group"] and explanation.startswith("no rule")):
+            return explanation
+        return f"no rule in the first {size_text(robots['maxsize'])} read" if robots["truncated"] else "no rule matches"
     if not result["allowed"] and result["reason"] != "Forbidden by robots.txt":
         return str(result["reason"])
     return ""
@@ -250,12 +259,13 @@ def format_lint(where: str, findings: list[Any] | None, paint: Paint = PLAIN) ->
 
 def format_summary(where: str, summary: dict[str, Any] | None, paint: Paint = PLAIN) -> str:
     """The groups of a robots.txt as the RFC 9309 parser reads them, with their rules
-    and records, and the file-wide lines (Sitemap, Host)."""
+    and records, and the file-wide lines (Sitemap, Host); the lines past
+    ``ROBOTSTXT_MAXSIZE``, which the crawl does not read, marked so."""
     if summary is None:
         return f"{where}: no robots.txt body was parsed (see the policy)"
-    groups = summary["groups"]
-    rules = sum(len(g["rules"]) for g in groups)
-    sitemaps = summary["sitemaps"]
+    groups = [g for g in summary["groups"] if g.get("read", True)]
+    rules = sum(1 for g in summary["groups"] for r in g["rules"] if r.get("read", True))
+    sitemaps = [s for s in summary["sitemaps"] if s.get("read", True)]
     lines = [
         paint(
             f"{where}: {_count(len(groups), 'group')}, {_count(rules, 'rule')}, {_count(len(sitemaps), 'sitemap')}",
@@ -266,23 +276,42 @@ def format_summary(where: str, summary: dict[str, Any] | None, paint: Paint = PL
     def numbered(line: int) -> str:
         return paint(f"line {line:<4}", "dim")
 
-    for group in groups:
+    def shown(item: dict[str, Any], text: str, colour: str) -> str:
+        if item.get("read", True):
+            return paint(text, colour)
+        return paint(f"{text}  (not read: past ROBOTSTXT_MAXSIZE)", "dim")
+
+    for group in summary["groups"]:
         agents = ", ".join(a["user_agent"] or "(empty)" for a in group["user_agents"])
-        lines.append(f"  {numbered(group['line'])} User-agent: {agents}")
+        lines.append(f"  {numbered(group['line'])} {shown(group, f'User-agent: {agents}', '')}")
         for rule in group["rules"]:
             text = f"{'Allow' if rule['allow'] else 'Disallow'}: {rule['pattern']}"
-            lines.append(f"    {numbered(rule['line'])} {paint(text, 'allowed' if rule['allow'] else 'denied')}")
+            lines.append(f"    {numbered(rule['line'])} {shown(rule, text, 'allowed' if rule['allow'] else 'denied')}")
         if not group["rules"]:
             lines.append("    (no rule: everything allowed)")
         for record in group["records"]:
-            lines.append(f"    {numbered(record['line'])} {record['text']}")
+            lines.append(f"    {numbered(record['line'])} {shown(record, record['text'], '')}")
     if summary["orphans"]:
         lines.append(f"  before any User-agent, for no crawler: lines {', '.join(map(str, summary['orphans']))}")
-    for sitemap in sitemaps:
-        lines.append(f"  {numbered(sitemap['line'])} Sitemap: {sitemap['url']}")
+    for sitemap in summary["sitemaps"]:
+        text = f"Sitemap: {sitemap['url']}"
+        lines.append(f"  {numbered(sitemap['line'])} {shown(sitemap, text, '')}")
     if summary["host"]:
         lines.append(f"  Host: {summary['host']}")
+    not_read = summary.get("not_read")
+    if not_read:
+        lines.append(_not_read_text(summary, not_read))
     return "\n".join(lines)
+
+
+def _not_read_text(summary: dict[str, Any], not_read: dict[str, Any]) -> str:
+    """The line that says which lines the crawl did not read, past ROBOTSTXT_MAXSIZE."""
+    cap = f"past ROBOTSTXT_MAXSIZE ({size_text(not_read['maxsize'])})"
+    if not_read["to_line"] is None:  # a download stopped at the cap: the rest is not known
+        return f"  lines from {not_read['from_line']} on {cap}: not downloaded, not read by the crawl"
+    unread = [r for g in summary["groups"] for r in g["rules"] if not r["read"]]
+    counted = f" ({_count(len(unread), 'rule')})" if unread else ""
+    return f"  lines {not_read['from_line']}-{not_read['to_line']} {cap}: not read by the crawl{counted}"
 
 
 def _count(number: int, noun: str) -> str:
