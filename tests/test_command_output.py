@@ -108,3 +108,59 @@ def test_a_site_cut_at_the_cap_says_so_in_every_output(site, robots):
     [answer] = _json(robots("--summary", "--json", f"{s.url}/after-cap").stdout)
     assert answer["summary"]["not_read"]["from_line"] == first
     assert answer["summary"]["not_read"]["to_line"] is None
+
+
+# -- an unreachable site: one word in every output (item 7) -----------------------------
+
+
+def test_an_unreachable_site_has_one_verdict_in_every_output(site, robots):
+    down = site({"/robots.txt": (503, "busy", {})})
+    up = site("User-agent: *\nDisallow: /private\n")
+    url = f"{down.url}/x"
+    report = robots(url)
+    assert report.returncode == 2
+    assert report.stdout.splitlines()[0] == f"{url}: unreachable", report.stdout
+    brief = robots("--brief", url, f"{up.url}/private/x", f"{up.url}/ok")
+    assert brief.returncode == 2
+    assert brief.stdout.splitlines() == [
+        f"unreachable  {url}  ({down.url}/robots.txt unreachable: HTTP 503)",
+        f"denied       {up.url}/private/x  (line 2: Disallow: /private)",
+        f"allowed      {up.url}/ok  (no rule matches)",
+    ], brief.stdout
+    answers = _json(robots("--json", url, f"{up.url}/private/x", f"{up.url}/ok", "nope").stdout)
+    assert [a["verdict"] for a in answers] == ["unreachable", "denied", "allowed", "error"]
+    assert answers[0]["allowed"] is False and answers[0]["error"]
+    compare = robots("--compare", url)
+    assert compare.returncode == 2
+    row = next(line for line in compare.stdout.splitlines() if line.startswith(url))
+    assert set(row.split()[1:]) == {"unreachable"}, compare.stdout
+
+
+def test_the_command_promises_no_retry_it_will_not_make(site, robots):
+    down = site({"/robots.txt": (503, "busy", {})})
+    out = robots(f"{down.url}/x")
+    assert out.returncode == 2
+    assert "if a request needs it" not in out.stderr, out.stderr
+    assert (
+        f"robots.txt for {down.url}: HTTP 503 -> unreachable, attempt 1: 1 waiting request(s) ignored; "
+        "this one-shot run does not try the site again"
+    ) in out.stderr
+    # Neither does the policy row.
+    assert "  policy       unreachable: a crawl denies the site's URLs for now and tries again later" in out.stdout
+
+
+def test_a_crawl_still_says_when_it_tries_again():
+    from scrapy.http import Response
+    from scrapy.settings import Settings
+
+    from scrapy_robots.config import ONE_SHOT_SETTING, RobotsConfig
+    from scrapy_robots.decision import decide, describe
+    from scrapy_robots.fetch import FetchResult
+
+    url = "https://shop.example/robots.txt"
+    result = FetchResult(url, url, Response(url, status=503), site="https://shop.example:443")
+    for one_shot, words in ((False, "the site is tried again in 30s if a request needs it"), (True, "one-shot")):
+        config = RobotsConfig.from_settings(
+            Settings({"ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 0, ONE_SHOT_SETTING: one_shot})
+        )
+        assert words in describe(decide(result, None, 1000.0, config), result, 1, config)[1]

@@ -46,7 +46,7 @@ from scrapy_robots.commands.query import (
 from scrapy_robots.commands.robots_text import (
     Paint,
 )
-from scrapy_robots.config import MEMORY_STORAGE, RobotsConfig
+from scrapy_robots.config import MEMORY_STORAGE, ONE_SHOT_SETTING, RobotsConfig
 from scrapy_robots.lint import lint_robotstxt, looks_binary
 from scrapy_robots.parsers import (
     check_parser_class,
@@ -171,6 +171,7 @@ class Command(ScrapyCommand):
         settings = self.settings
         # A command line answers now: one attempt, no unreachable retries.
         self._unless_given("ROBOTSTXT_UNREACHABLE_RETRY_TIMES", 0)
+        settings.set(ONE_SHOT_SETTING, True, priority="cmdline")  # and its log says so
         # A question writes nothing: not into the project's JOBDIR (its scheduler queue,
         # spider state, robots.txt cache), not into a shared cache.
         self._unless_given("JOBDIR", None)

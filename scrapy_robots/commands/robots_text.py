@@ -23,12 +23,13 @@ _POLICY = {
     "parse": "parsed",
     "allow": "allow all",
     "deny": "deny all",
-    "unreachable": "unreachable: deny for now, retry later (RFC 9309 2.3.1.4)",
+    # A one-shot command tries no site again: this is what a crawl would do.
+    "unreachable": "unreachable: a crawl denies the site's URLs for now and tries again later (RFC 9309 2.3.1.4)",
     "excluded": "excluded domain (ROBOTSTXT_EXCLUDED_DOMAINS): robots.txt not fetched",
 }
 
 # ANSI SGR codes: green, red, yellow, bold, dim.
-_COLOURS = {"allowed": "32", "denied": "31", "error": "33", "bold": "1", "dim": "2"}
+_COLOURS = {"allowed": "32", "denied": "31", "error": "33", "unreachable": "33", "bold": "1", "dim": "2"}
 
 
 class Paint:
@@ -60,6 +61,11 @@ def size_text(size: int) -> str:
 
 
 def verdict_word(result: dict[str, Any]) -> str:
+    """The one word every output gives a URL: ``allowed``, ``denied``, ``unreachable``
+    (its robots.txt could not be fetched: an error, exit status 2, with a report) or
+    ``error`` (no answer at all)."""
+    if (result.get("robots_txt") or {}).get("policy") == "unreachable":
+        return "unreachable"
     if result.get("error"):
         return "error"
     return "allowed" if result["allowed"] else "denied"
@@ -73,7 +79,7 @@ def format_report(
     result: dict[str, Any], local_file: str | None = None, paint: Paint = PLAIN, several_agents: bool = False
 ) -> str:
     robots = result["robots_txt"]
-    word = "allowed" if result["allowed"] else "denied"
+    word = verdict_word(result)
     lines = [f"{_heading(result, several_agents)}: {paint(word, word)}"]
 
     def row(label: str, text: str) -> None:
@@ -158,11 +164,11 @@ def _delay_text(result: dict[str, Any]) -> str:
     return f"{asked}{note}; slot delay {result['slot_delay']:g}s (your delay {result['user_delay']:g}s)"
 
 
-def format_brief(result: dict[str, Any], paint: Paint = PLAIN, agent_width: int = 0) -> str:
-    """One line: the verdict, the agent (``agent_width`` > 0: several were asked), the
-    URL, and what decided, in brackets."""
+def format_brief(result: dict[str, Any], paint: Paint = PLAIN, agent_width: int = 0, word_width: int = 7) -> str:
+    """One line: the verdict (padded to ``word_width``), the agent (``agent_width`` > 0:
+    several were asked), the URL, and what decided, in brackets."""
     word = verdict_word(result)
-    cells = [paint(f"{word:<7}", word)]
+    cells = [paint(f"{word:<{word_width}}", word)]
     if agent_width:
         cells.append(f"{result.get('user_agent') or '':<{agent_width}}")
     cells.append(result["url"])
@@ -201,7 +207,9 @@ def format_compare(results: list[dict[str, Any]], paint: Paint = PLAIN, several_
     names = list(results[0]["compare"])
     labels = [_heading(r, several_agents) for r in results]
     width = max(len("Crawl-delay"), *(len(label) for label in labels))
-    header = f"{'URL':<{width}}  " + "  ".join(f"{n:<8}" for n in names)
+    # An unreachable robots.txt is every parser's answer: the word the other outputs give.
+    cw = len("unreachable") if any(verdict_word(r) == "unreachable" for r in results) else 8
+    header = f"{'URL':<{width}}  " + "  ".join(f"{n:<{cw}}" for n in names)
     lines = [paint(header, "bold"), "-" * len(header)]
     delays: dict[tuple[str, str], dict[str, Any]] = {}
     for label, result in zip(labels, results):
@@ -210,8 +218,9 @@ def format_compare(results: list[dict[str, Any]], paint: Paint = PLAIN, several_
         for name in names:
             answer = result["compare"][name]
             cell = "error" if answer["error"] else ("allowed" if answer["allowed"] else "denied")
+            cell = "unreachable" if verdict_word(result) == "unreachable" else cell
             verdicts.add(cell)
-            cells.append(paint(f"{cell:<8}", cell))
+            cells.append(paint(f"{cell:<{cw}}", cell))
         mark = "  <- differ" if len(verdicts) > 1 else ""
         lines.append(f"{label:<{width}}  " + "  ".join(cells) + mark)
         # One Crawl-delay row per robots.txt, and per agent (each may have its group).
@@ -226,7 +235,7 @@ def format_compare(results: list[dict[str, Any]], paint: Paint = PLAIN, several_
             shown = {v for v in values if v != "n/a"}
             mark = "  <- differ" if len(shown) > 1 else ""
             width = max(width, len(label))
-            lines.append(f"{label:<{width}}  " + "  ".join(f"{v:<8}" for v in values) + mark)
+            lines.append(f"{label:<{width}}  " + "  ".join(f"{v:<{cw}}" for v in values) + mark)
     errors = {n: a["error"] for r in results for n, a in r["compare"].items() if a["error"]}
     lines.extend(f"{name}: {error}" for name, error in errors.items())
     # Listed once, outside the table: a missing library says nothing about the file.
