@@ -48,6 +48,14 @@ class _Summary(GroupBuilder):
         self._record(line, f"Visit-time: {value}")
         super().handle_visit_time(line, value)
 
+    def handle_content_signal(self, line: int, value: str) -> None:
+        self._record(line, f"Content-Signal: {value}")
+        super().handle_content_signal(line, value)
+
+    def handle_content_usage(self, line: int, value: str) -> None:
+        self._record(line, f"Content-Usage: {value}")
+        super().handle_content_usage(line, value)
+
     def handle_sitemap(self, line: int, value: str) -> None:
         if value:
             self.sitemap_lines.append({"line": line, "url": value})

@@ -164,3 +164,66 @@ def test_a_crawl_still_says_when_it_tries_again():
             Settings({"ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 0, ONE_SHOT_SETTING: one_shot})
         )
         assert words in describe(decide(result, None, 1000.0, config), result, 1, config)[1]
+
+
+# -- --usage and the usage lines in --summary (item 10) ---------------------------------
+
+USAGE_ROBOTS = """\
+User-agent: FooBot
+Content-Usage: train-ai=n
+Disallow: /private
+
+User-agent: *
+Content-Signal: search=yes
+Allow: /
+"""
+
+
+def test_usage_has_a_row_per_purpose_when_the_site_states_nothing(robots, tmp_path):
+    (tmp_path / "robots.txt").write_text("User-agent: *\nDisallow: /private\n")
+    out = robots("--file", "robots.txt", "--usage", "train-ai,search", "https://example.com/page")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  usage"))
+    assert lines[at] == "  usage        train-ai: allowed, not stated (unstated means allowed)", out.stdout
+    assert lines[at + 1] == "               search: allowed, not stated (unstated means allowed)", out.stdout
+    [answer] = _json(robots("--file", "robots.txt", "--usage", "train-ai", "--json", "https://example.com/x").stdout)
+    assert answer["usage"] == {
+        "train-ai": {"decision": "allow", "stated": False, "line": None, "text": None, "source": "robots.txt"}
+    }
+
+
+def test_usage_has_a_row_for_a_url_a_rule_denies(robots, tmp_path):
+    (tmp_path / "robots.txt").write_text(USAGE_ROBOTS)
+    args = ("--file", "robots.txt", "--user-agent", "FooBot", "--usage", "train-ai")
+    out = robots(*args, "https://example.com/private/x")
+    assert out.returncode == 1, out.stderr
+    assert "  reason       Forbidden by robots.txt\n" in out.stdout
+    assert "  usage        train-ai: denied by line 2 (Content-Usage: train-ai=n)\n" in out.stdout, out.stdout
+    [answer] = _json(robots(*args, "--json", "https://example.com/private/x").stdout)
+    assert answer["usage"]["train-ai"]["line"] == 2
+
+
+def test_usage_says_once_that_response_headers_are_not_checked(robots, tmp_path):
+    (tmp_path / "robots.txt").write_text(USAGE_ROBOTS)
+    out = robots("--file", "robots.txt", "--usage", "train-ai", "--brief", "/a", "/b")
+    note = (
+        "scrapy robots: note: the usage answers (--usage, ROBOTSTXT_USAGE) come from robots.txt alone: a page's "
+        "Content-Usage response header, which a crawl obeys too, is not checked (the command downloads no page)"
+    )
+    assert out.stderr.count(note) == 1, out.stderr
+    assert "Content-Usage response header" not in robots("--file", "robots.txt", "--brief", "/a").stderr
+
+
+def test_summary_lists_the_usage_lines(robots, tmp_path):
+    (tmp_path / "robots.txt").write_text("Content-Signal: ai-train=no\n" + USAGE_ROBOTS)
+    lines = robots("--file", "robots.txt").stdout.splitlines()
+    assert "    line 3    Content-Usage: train-ai=n" in lines, lines
+    assert "    line 7    Content-Signal: search=yes" in lines, lines
+    assert "  before any User-agent, for no crawler: lines 1" in lines, lines
+    [answer] = _json(robots("--file", "robots.txt", "--json").stdout)
+    records = [record for group in answer["summary"]["groups"] for record in group["records"]]
+    assert [(r["line"], r["text"]) for r in records] == [
+        (3, "Content-Usage: train-ai=n"),
+        (7, "Content-Signal: search=yes"),
+    ]

@@ -31,6 +31,7 @@ from scrapy_robots.policy import Action
 from scrapy_robots.slots import slot_delay
 from scrapy_robots.slots import user_delay as slot_user_delay
 from scrapy_robots.summary import summarize_robotstxt
+from scrapy_robots.usage import preference
 from scrapy_robots.useragent import product_token
 from scrapy_robots.verdict import user_agent, verdict
 
@@ -233,7 +234,7 @@ class RobotsQuerySpider(Spider):
             "decision": _decision(parser, url, agent, entry.truncated and config.maxsize)
             if entry.action is Action.PARSE
             else None,
-            "usage": request.meta.get("robotstxt_usage"),  # ROBOTSTXT_USAGE / --usage, set by the verdict
+            "usage": _usage(config, entry, url, agent),
             "crawl_delay": _ask(parser, "crawl_delay", agent),
             "request_rate": _ask(parser, "request_rate", agent),
             "delay": asdict(entry.delay) if entry.delay is not None else None,
@@ -365,6 +366,15 @@ def _decision(parser: RobotParser | None, url: str, agent: str, cut_at: int | bo
         "rule": {"line": rule.line, "text": rule.text, "allow": rule.allow} if rule is not None else None,
         "explanation": reason,
     }
+
+
+def _usage(config: RobotsConfig, entry: RobotsEntry, url: str, agent: str) -> dict[str, Any] | None:
+    """Each purpose asked (ROBOTSTXT_USAGE / --usage): what robots.txt prefers for this
+    URL, whatever decided the verdict (a rule, the policy), and "not stated" when the
+    site says nothing: as the crawl's verdict reads it (``request.meta``)."""
+    if config.usage is None:
+        return None
+    return {purpose: preference(entry.usage, agent, url, purpose).as_meta() for purpose in config.usage.purposes}
 
 
 def _ask(parser: RobotParser | None, method: str, *args: Any) -> Any:

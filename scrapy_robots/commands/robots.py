@@ -198,7 +198,12 @@ class Command(ScrapyCommand):
             if opts.usage:
                 settings.set("ROBOTSTXT_USAGE", opts.usage, priority="cmdline")
                 settings.set("ROBOTSTXT_USAGE_MODE", "deny", priority="cmdline")
-            UsageConfig.from_settings(settings)
+            if UsageConfig.from_settings(settings) is not None:
+                self.notes.append(
+                    "the usage answers (--usage, ROBOTSTXT_USAGE) come from robots.txt alone: a page's "
+                    "Content-Usage response header, which a crawl obeys too, is not checked (the command downloads "
+                    "no page)"
+                )
         except ValueError as exc:
             self.problem = str(exc)
             return
