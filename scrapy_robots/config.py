@@ -33,6 +33,9 @@ DISK_STORAGE = "scrapy_robots.cache.SqliteRobotsStorage"
 #: The SQLite file's name under JOBDIR.
 JOBDIR_FILE = "robotstxt.sqlite3"
 DAY = 24 * 3600.0
+#: Set by ``scrapy robots``, not by projects: a one-shot run, which fetches each site
+#: once (its own retries aside) and ends; the log promises no later attempt.
+ONE_SHOT_SETTING = "_ROBOTSTXT_ONE_SHOT"
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,8 @@ class RobotsConfig:
     usage: UsageConfig | None  #: ROBOTSTXT_USAGE: None, the default, when no purpose is declared
     #: ROBOTSTXT_RFC9309_*: how our parser reads files; checked whatever ROBOTSTXT_PARSER is
     rfc9309: Options
+    #: a one-shot run (:data:`ONE_SHOT_SETTING`): no site is tried again once the run gives up
+    one_shot: bool = False
 
     @property
     def parser_name(self) -> str:
@@ -135,6 +140,7 @@ class RobotsConfig:
             fleet=FleetConfig.from_settings(settings, timeout),
             usage=UsageConfig.from_settings(settings),
             rfc9309=rfc9309_options(settings),
+            one_shot=settings.getbool(ONE_SHOT_SETTING),
         )
 
 

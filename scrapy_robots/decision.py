@@ -207,10 +207,12 @@ def describe(decision: Decision, result: FetchResult, waiting: int, config: Robo
             if entry.failures == 1:
                 level = logging.WARNING
         else:
-            details = (
-                f", attempt {entry.failures}: {waiting} waiting request(s) ignored; the site is tried again "
-                f"in {backoff:.0f}s if a request needs it"
+            later = (
+                "this one-shot run does not try the site again"  # scrapy robots: nothing will ask again
+                if config.one_shot
+                else f"the site is tried again in {backoff:.0f}s if a request needs it"
             )
+            details = f", attempt {entry.failures}: {waiting} waiting request(s) ignored; {later}"
             if waiting:
                 level = logging.WARNING
     elif entry.action is Action.PARSE:

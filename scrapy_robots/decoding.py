@@ -80,6 +80,17 @@ def decode_robotstxt(body: bytes | str, encoding: str | None = None) -> str:
     return text
 
 
+def cut_at_maxsize(body: bytes, maxsize: int) -> bytes:
+    """What the crawl reads of a body longer than ``ROBOTSTXT_MAXSIZE``: its first
+    ``maxsize`` bytes, back to the last line end (a rule cut in half could allow more
+    than it did); ``body`` itself when it is within the cap."""
+    if len(body) <= maxsize:
+        return body
+    body = body[:maxsize]
+    cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
+    return body[: cut + 1] if cut >= 0 else b""
+
+
 def _decode(body: bytes, encoding: str | None) -> str:
     for bom, bom_codec in _BOMS:
         if body.startswith(bom):

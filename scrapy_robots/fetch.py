@@ -20,6 +20,8 @@ from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
+from scrapy_robots.decoding import cut_at_maxsize
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -100,11 +102,7 @@ class RobotsFetcher:
             return FetchResult(requested_url=request.url, url=request.url, error=exc, started=started, site=site)
         body = response.body
         truncated = len(body) > self.maxsize or "download_stopped" in response.flags
-        if len(body) > self.maxsize:
-            # Cut at the last line end: a rule cut in half could allow more than it did.
-            body = body[: self.maxsize]
-            cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
-            body = body[: cut + 1] if cut >= 0 else b""
+        body = cut_at_maxsize(body, self.maxsize)
         redirects = len(response.meta.get("redirect_urls", ())) if response.request is not None else 0
         return FetchResult(
             requested_url=request.url,

@@ -17,6 +17,7 @@ from scrapy_robots.commands.robots_text import (
     format_lint,
     format_report,
     format_summary,
+    verdict_word,
 )
 from scrapy_robots.lint import Finding
 from scrapy_robots.policy import Action
@@ -47,13 +48,14 @@ class Output:
             for result in results:
                 if file_lint is not None:
                     result["lint"] = [asdict(f) for f in file_lint]
-                print(json.dumps(result))
+                print(json.dumps(with_verdict(result)))
             return
         lines: list[str] = []
         if opts.brief:
             # One line per URL, errors included, in the order given: a script can paste it.
             width = max((len(r.get("user_agent") or "") for r in results), default=0) if self.several_agents else 0
-            lines.extend(format_brief(r, self.paint, width) for r in results)
+            words = max((len(verdict_word(r)) for r in results), default=0)
+            lines.extend(format_brief(r, self.paint, width, max(7, words)) for r in results)
         else:
             self._errors(results)
             # An unreachable robots.txt is an error with a report (the policy's verdict).
@@ -104,6 +106,16 @@ class Output:
             if error:
                 where = "" if result["url"] in error else f"{result['url']}: "
                 print(f"scrapy robots: error: {where}{error}", file=sys.stderr)
+
+
+def with_verdict(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with ``verdict`` after ``allowed``: the word the text outputs give."""
+    shown: dict[str, Any] = {}
+    for key, value in result.items():
+        shown[key] = value
+        if key == "allowed":
+            shown["verdict"] = verdict_word(result)
+    return shown
 
 
 def where(path: str) -> str:

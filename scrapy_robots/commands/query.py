@@ -15,6 +15,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_robots.commands.robots_text import (
     UNSUPPORTED,
+    size_text,
 )
 from scrapy_robots.config import RobotsConfig
 from scrapy_robots.decoding import charset_from_content_type
@@ -31,6 +32,7 @@ from scrapy_robots.policy import Action
 from scrapy_robots.slots import slot_delay
 from scrapy_robots.slots import user_delay as slot_user_delay
 from scrapy_robots.summary import summarize_robotstxt
+from scrapy_robots.usage import preference
 from scrapy_robots.useragent import product_token
 from scrapy_robots.verdict import user_agent, verdict
 
@@ -224,11 +226,14 @@ class RobotsQuerySpider(Spider):
                 "redirects": entry.redirects,
                 "size": entry.size,
                 "truncated": entry.truncated,
+                "maxsize": config.maxsize,
                 "policy": entry.action.value,
                 "error": entry.error,
             },
-            "decision": _decision(parser, url, agent) if entry.action is Action.PARSE else None,
-            "usage": request.meta.get("robotstxt_usage"),  # ROBOTSTXT_USAGE / --usage, set by the verdict
+            "decision": _decision(parser, url, agent, entry.truncated and config.maxsize)
+            if entry.action is Action.PARSE
+            else None,
+            "usage": _usage(config, entry, url, agent),
             "crawl_delay": _ask(parser, "crawl_delay", agent),
             "request_rate": _ask(parser, "request_rate", agent),
             "delay": asdict(entry.delay) if entry.delay is not None else None,
@@ -247,9 +252,19 @@ class RobotsQuerySpider(Spider):
             report["lint"] = site["lint"]
         if self.summary:
             if "summary" not in site:
-                site["summary"] = summarize_robotstxt(recorded.body) if recorded is not None else None
+                site["summary"] = self._summary(entry, recorded)
             report["summary"] = site["summary"]
         return report
+
+    def _summary(self, entry: RobotsEntry, recorded: RecordingParser | None) -> dict[str, Any] | None:
+        if recorded is None:
+            return None
+        local = self.crawler.settings.get(FILE_SETTING)
+        if local is not None:
+            # --file: the whole file, its lines past the cap marked as the crawl did not read them.
+            return summarize_robotstxt(local, self.config.maxsize)
+        # A site: the download stopped at the cap; what follows is not known.
+        return summarize_robotstxt(recorded.body, self.config.maxsize, truncated=entry.truncated)
 
     def _lint(self, entry: RobotsEntry, recorded: RecordingParser) -> list[Finding]:
         raw = self.raw_bodies.get(entry.url or "")
@@ -333,17 +348,32 @@ def _build(crawler: Crawler, cls: Any, body: bytes) -> RobotParser | str:
         return f"{type(exc).__name__}: {exc}"
 
 
-def _decision(parser: RobotParser | None, url: str, agent: str) -> dict[str, Any] | None:
+def _decision(parser: RobotParser | None, url: str, agent: str, cut_at: int | bool) -> dict[str, Any] | None:
+    """Which group and rule decided (the parser's ``explain()``); ``cut_at``: the size
+    cap (ROBOTSTXT_MAXSIZE) the body was cut at, or False."""
     explain = getattr(parser, "explain", None)
     if explain is None:
         return None
     explanation = explain(url, agent)
     rule = explanation.rule
+    reason = explanation.reason
+    if cut_at and rule is None and reason.startswith("no "):
+        # A rule past the cap was not read: "no rule matches" would say there is none.
+        reason += f" in the first {size_text(cut_at)} read (the file is cut at ROBOTSTXT_MAXSIZE)"
     return {
         "group": [{"line": line, "user_agent": value} for line, value in explanation.group_lines],
         "rule": {"line": rule.line, "text": rule.text, "allow": rule.allow} if rule is not None else None,
-        "explanation": explanation.reason,
+        "explanation": reason,
     }
+
+
+def _usage(config: RobotsConfig, entry: RobotsEntry, url: str, agent: str) -> dict[str, Any] | None:
+    """Each purpose asked (ROBOTSTXT_USAGE / --usage): what robots.txt prefers for this
+    URL, whatever decided the verdict (a rule, the policy), and "not stated" when the
+    site says nothing: as the crawl's verdict reads it (``request.meta``)."""
+    if config.usage is None:
+        return None
+    return {purpose: preference(entry.usage, agent, url, purpose).as_meta() for purpose in config.usage.purposes}
 
 
 def _ask(parser: RobotParser | None, method: str, *args: Any) -> Any:

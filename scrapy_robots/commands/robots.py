@@ -52,7 +52,7 @@ from scrapy_robots.commands.query import (
 from scrapy_robots.commands.robots_text import (
     Paint,
 )
-from scrapy_robots.config import MEMORY_STORAGE, RobotsConfig
+from scrapy_robots.config import MEMORY_STORAGE, ONE_SHOT_SETTING, RobotsConfig
 from scrapy_robots.lint import lint_robotstxt
 from scrapy_robots.parsers import (
     check_parser_class,
@@ -136,6 +136,7 @@ class Command(ScrapyCommand):
         settings = self.settings
         # A command line answers now: one attempt, no unreachable retries.
         self._unless_given("ROBOTSTXT_UNREACHABLE_RETRY_TIMES", 0)
+        settings.set(ONE_SHOT_SETTING, True, priority="cmdline")  # and its log says so
         # A question writes nothing: not into the project's JOBDIR (its scheduler queue,
         # spider state, robots.txt cache), not into a shared cache.
         self._unless_given("JOBDIR", None)
@@ -162,13 +163,19 @@ class Command(ScrapyCommand):
         try:
             # Every ROBOTSTXT_* setting checked now, with the middleware's own messages.
             config = RobotsConfig.from_settings(settings)
+            self.maxsize = config.maxsize
             chosen = config.parser_class
             check_parser_class("ROBOTSTXT_PARSER", chosen)
             check_storage_class("ROBOTSTXT_CACHE_STORAGE", config.storage_class)
             if opts.usage:
                 settings.set("ROBOTSTXT_USAGE", opts.usage, priority="cmdline")
                 settings.set("ROBOTSTXT_USAGE_MODE", "deny", priority="cmdline")
-            UsageConfig.from_settings(settings)
+            if UsageConfig.from_settings(settings) is not None:
+                self.notes.append(
+                    "the usage answers (--usage, ROBOTSTXT_USAGE) come from robots.txt alone: a page's "
+                    "Content-Usage response header, which a crawl obeys too, is not checked (the command downloads "
+                    "no page)"
+                )
         except ValueError as exc:
             self.problem = str(exc)
             return
@@ -247,7 +254,9 @@ class Command(ScrapyCommand):
         output = Output(opts, Paint(opts.color, sys.stdout), several_agents=len(agents) > 1)
         with quiet_on_closed_pipe():
             if summary_only:
-                file_summary = summarize_robotstxt(self.body) if self.body is not None and not urls else None
+                file_summary = (
+                    summarize_robotstxt(self.body, self.maxsize) if self.body is not None and not urls else None
+                )
                 self.exitcode = EXIT_ERROR if any(r.get("error") for r in results) else EXIT_ALLOWED
                 output.summaries(results, file_summary)
             else:

@@ -23,12 +23,13 @@ _POLICY = {
     "parse": "parsed",
     "allow": "allow all",
     "deny": "deny all",
-    "unreachable": "unreachable: deny for now, retry later (RFC 9309 2.3.1.4)",
+    # A one-shot command tries no site again: this is what a crawl would do.
+    "unreachable": "unreachable: a crawl denies the site's URLs for now and tries again later (RFC 9309 2.3.1.4)",
     "excluded": "excluded domain (ROBOTSTXT_EXCLUDED_DOMAINS): robots.txt not fetched",
 }
 
 # ANSI SGR codes: green, red, yellow, bold, dim.
-_COLOURS = {"allowed": "32", "denied": "31", "error": "33", "bold": "1", "dim": "2"}
+_COLOURS = {"allowed": "32", "denied": "31", "error": "33", "unreachable": "33", "bold": "1", "dim": "2"}
 
 
 class Paint:
@@ -54,7 +55,17 @@ class Paint:
 PLAIN = Paint("never")
 
 
+def size_text(size: int) -> str:
+    """A size as the output gives it: ``500 KiB``, else ``1,000 bytes``."""
+    return f"{size // 1024} KiB" if size % 1024 == 0 else f"{size:,} bytes"
+
+
 def verdict_word(result: dict[str, Any]) -> str:
+    """The one word every output gives a URL: ``allowed``, ``denied``, ``unreachable``
+    (its robots.txt could not be fetched: an error, exit status 2, with a report) or
+    ``error`` (no answer at all)."""
+    if (result.get("robots_txt") or {}).get("policy") == "unreachable":
+        return "unreachable"
     if result.get("error"):
         return "error"
     return "allowed" if result["allowed"] else "denied"
@@ -68,7 +79,7 @@ def format_report(
     result: dict[str, Any], local_file: str | None = None, paint: Paint = PLAIN, several_agents: bool = False
 ) -> str:
     robots = result["robots_txt"]
-    word = "allowed" if result["allowed"] else "denied"
+    word = verdict_word(result)
     lines = [f"{_heading(result, several_agents)}: {paint(word, word)}"]
 
     def row(label: str, text: str) -> None:
@@ -128,7 +139,9 @@ def _source(robots: dict[str, Any], local_file: str | None) -> str:
         redirects = robots["redirects"]
         source += f": {status}, {redirects} redirect{'s' if redirects != 1 else ''}"
     if robots["policy"] != "excluded":
-        source += f", {robots['size']:,} bytes{' (truncated at ROBOTSTXT_MAXSIZE)' if robots['truncated'] else ''}"
+        source += f", {robots['size']:,} bytes"
+        if robots["truncated"]:
+            source += f" (cut at ROBOTSTXT_MAXSIZE = {size_text(robots['maxsize'])}: the rest is not read)"
     return source
 
 
@@ -151,11 +164,11 @@ def _delay_text(result: dict[str, Any]) -> str:
     return f"{asked}{note}; slot delay {result['slot_delay']:g}s (your delay {result['user_delay']:g}s)"
 
 
-def format_brief(result: dict[str, Any], paint: Paint = PLAIN, agent_width: int = 0) -> str:
-    """One line: the verdict, the agent (``agent_width`` > 0: several were asked), the
-    URL, and what decided, in brackets."""
+def format_brief(result: dict[str, Any], paint: Paint = PLAIN, agent_width: int = 0, word_width: int = 7) -> str:
+    """One line: the verdict (padded to ``word_width``), the agent (``agent_width`` > 0:
+    several were asked), the URL, and what decided, in brackets."""
     word = verdict_word(result)
-    cells = [paint(f"{word:<7}", word)]
+    cells = [paint(f"{word:<{word_width}}", word)]
     if agent_width:
         cells.append(f"{result.get('user_agent') or '':<{agent_width}}")
     cells.append(result["url"])
@@ -180,7 +193,9 @@ def _why(result: dict[str, Any]) -> str:
     if decision is not None:
         # No group at all, or /robots.txt itself, says more than "no rule matches".
         explanation = str(decision["explanation"])
-        return "no rule matches" if decision["group"] and explanation.startswith("no rule") else explanation
+        if not (decision["group"] and explanation.startswith("no rule")):
+            return explanation
+        return f"no rule in the first {size_text(robots['maxsize'])} read" if robots["truncated"] else "no rule matches"
     if not result["allowed"] and result["reason"] != "Forbidden by robots.txt":
         return str(result["reason"])
     return ""
@@ -192,7 +207,9 @@ def format_compare(results: list[dict[str, Any]], paint: Paint = PLAIN, several_
     names = list(results[0]["compare"])
     labels = [_heading(r, several_agents) for r in results]
     width = max(len("Crawl-delay"), *(len(label) for label in labels))
-    header = f"{'URL':<{width}}  " + "  ".join(f"{n:<8}" for n in names)
+    # An unreachable robots.txt is every parser's answer: the word the other outputs give.
+    cw = len("unreachable") if any(verdict_word(r) == "unreachable" for r in results) else 8
+    header = f"{'URL':<{width}}  " + "  ".join(f"{n:<{cw}}" for n in names)
     lines = [paint(header, "bold"), "-" * len(header)]
     delays: dict[tuple[str, str], dict[str, Any]] = {}
     for label, result in zip(labels, results):
@@ -201,8 +218,9 @@ def format_compare(results: list[dict[str, Any]], paint: Paint = PLAIN, several_
         for name in names:
             answer = result["compare"][name]
             cell = "error" if answer["error"] else ("allowed" if answer["allowed"] else "denied")
+            cell = "unreachable" if verdict_word(result) == "unreachable" else cell
             verdicts.add(cell)
-            cells.append(paint(f"{cell:<8}", cell))
+            cells.append(paint(f"{cell:<{cw}}", cell))
         mark = "  <- differ" if len(verdicts) > 1 else ""
         lines.append(f"{label:<{width}}  " + "  ".join(cells) + mark)
         # One Crawl-delay row per robots.txt, and per agent (each may have its group).
@@ -217,7 +235,7 @@ def format_compare(results: list[dict[str, Any]], paint: Paint = PLAIN, several_
             shown = {v for v in values if v != "n/a"}
             mark = "  <- differ" if len(shown) > 1 else ""
             width = max(width, len(label))
-            lines.append(f"{label:<{width}}  " + "  ".join(f"{v:<8}" for v in values) + mark)
+            lines.append(f"{label:<{width}}  " + "  ".join(f"{v:<{cw}}" for v in values) + mark)
     errors = {n: a["error"] for r in results for n, a in r["compare"].items() if a["error"]}
     lines.extend(f"{name}: {error}" for name, error in errors.items())
     # Listed once, outside the table: a missing library says nothing about the file.
@@ -250,12 +268,13 @@ def format_lint(where: str, findings: list[Any] | None, paint: Paint = PLAIN) ->
 
 def format_summary(where: str, summary: dict[str, Any] | None, paint: Paint = PLAIN) -> str:
     """The groups of a robots.txt as the RFC 9309 parser reads them, with their rules
-    and records, and the file-wide lines (Sitemap, Host)."""
+    and records, and the file-wide lines (Sitemap, Host); the lines past
+    ``ROBOTSTXT_MAXSIZE``, which the crawl does not read, marked so."""
     if summary is None:
         return f"{where}: no robots.txt body was parsed (see the policy)"
-    groups = summary["groups"]
-    rules = sum(len(g["rules"]) for g in groups)
-    sitemaps = summary["sitemaps"]
+    groups = [g for g in summary["groups"] if g.get("read", True)]
+    rules = sum(1 for g in summary["groups"] for r in g["rules"] if r.get("read", True))
+    sitemaps = [s for s in summary["sitemaps"] if s.get("read", True)]
     lines = [
         paint(
             f"{where}: {_count(len(groups), 'group')}, {_count(rules, 'rule')}, {_count(len(sitemaps), 'sitemap')}",
@@ -266,23 +285,42 @@ def format_summary(where: str, summary: dict[str, Any] | None, paint: Paint = PL
     def numbered(line: int) -> str:
         return paint(f"line {line:<4}", "dim")
 
-    for group in groups:
+    def shown(item: dict[str, Any], text: str, colour: str) -> str:
+        if item.get("read", True):
+            return paint(text, colour)
+        return paint(f"{text}  (not read: past ROBOTSTXT_MAXSIZE)", "dim")
+
+    for group in summary["groups"]:
         agents = ", ".join(a["user_agent"] or "(empty)" for a in group["user_agents"])
-        lines.append(f"  {numbered(group['line'])} User-agent: {agents}")
+        lines.append(f"  {numbered(group['line'])} {shown(group, f'User-agent: {agents}', '')}")
         for rule in group["rules"]:
             text = f"{'Allow' if rule['allow'] else 'Disallow'}: {rule['pattern']}"
-            lines.append(f"    {numbered(rule['line'])} {paint(text, 'allowed' if rule['allow'] else 'denied')}")
+            lines.append(f"    {numbered(rule['line'])} {shown(rule, text, 'allowed' if rule['allow'] else 'denied')}")
         if not group["rules"]:
             lines.append("    (no rule: everything allowed)")
         for record in group["records"]:
-            lines.append(f"    {numbered(record['line'])} {record['text']}")
+            lines.append(f"    {numbered(record['line'])} {shown(record, record['text'], '')}")
     if summary["orphans"]:
         lines.append(f"  before any User-agent, for no crawler: lines {', '.join(map(str, summary['orphans']))}")
-    for sitemap in sitemaps:
-        lines.append(f"  {numbered(sitemap['line'])} Sitemap: {sitemap['url']}")
+    for sitemap in summary["sitemaps"]:
+        text = f"Sitemap: {sitemap['url']}"
+        lines.append(f"  {numbered(sitemap['line'])} {shown(sitemap, text, '')}")
     if summary["host"]:
         lines.append(f"  Host: {summary['host']}")
+    not_read = summary.get("not_read")
+    if not_read:
+        lines.append(_not_read_text(summary, not_read))
     return "\n".join(lines)
+
+
+def _not_read_text(summary: dict[str, Any], not_read: dict[str, Any]) -> str:
+    """The line that says which lines the crawl did not read, past ROBOTSTXT_MAXSIZE."""
+    cap = f"past ROBOTSTXT_MAXSIZE ({size_text(not_read['maxsize'])})"
+    if not_read["to_line"] is None:  # a download stopped at the cap: the rest is not known
+        return f"  lines from {not_read['from_line']} on {cap}: not downloaded, not read by the crawl"
+    unread = [r for g in summary["groups"] for r in g["rules"] if not r["read"]]
+    counted = f" ({_count(len(unread), 'rule')})" if unread else ""
+    return f"  lines {not_read['from_line']}-{not_read['to_line']} {cap}: not read by the crawl{counted}"
 
 
 def _count(number: int, noun: str) -> str:

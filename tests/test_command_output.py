@@ -1,0 +1,229 @@
+"""`scrapy robots` says the same thing in every output (issue #20): a file cut at
+ROBOTSTXT_MAXSIZE, an unreachable site, the usage preferences. The real command, run
+as a subprocess, against local files and local sites."""
+
+from __future__ import annotations
+
+from test_command import _json, robots, site  # noqa: F401 - fixtures
+
+# -- a robots.txt cut at ROBOTSTXT_MAXSIZE (item 3) -------------------------------------
+
+FILLER = "# " + "x" * 70 + "\n"  # 73 bytes
+
+
+def _big_robots(size: int = 716_839) -> tuple[str, int]:
+    """A robots.txt of about ``size`` bytes whose last line, past 500 KiB, is a rule;
+    and that line's number."""
+    body = "User-agent: *\nDisallow: /private\n"
+    lines = (size - len(body) - len("Disallow: /after-cap\n")) // len(FILLER)
+    body += FILLER * lines + "Disallow: /after-cap\n"
+    return body, 3 + lines
+
+
+def _first_line_not_read(body: str, maxsize: int = 500 * 1024) -> int:
+    """The first line the crawl does not read: the cut is at the last line end within the cap."""
+    start = body.encode()[:maxsize]
+    return start[: start.rfind(b"\n") + 1].count(b"\n") + 1
+
+
+def test_summary_of_a_cut_file_marks_the_lines_not_read(robots, tmp_path):
+    body, last = _big_robots()
+    (tmp_path / "robots.txt").write_text(body)
+    first = _first_line_not_read(body)
+    out = robots("--file", "robots.txt")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "robots.txt: 1 group, 1 rule, 0 sitemaps", out.stdout
+    rule = next(line for line in lines if "/after-cap" in line)
+    assert rule.split() == [
+        "line",
+        str(last),
+        "Disallow:",
+        "/after-cap",
+        "(not",
+        "read:",
+        "past",
+        "ROBOTSTXT_MAXSIZE)",
+    ]
+    assert f"  lines {first}-{last} past ROBOTSTXT_MAXSIZE (500 KiB): not read by the crawl (1 rule)" in lines
+    [answer] = _json(robots("--file", "robots.txt", "--json").stdout)
+    rules = answer["summary"]["groups"][0]["rules"]
+    assert [(r["pattern"], r["read"]) for r in rules] == [("/private", True), ("/after-cap", False)]
+    assert answer["summary"]["not_read"] == {
+        "maxsize": 500 * 1024,
+        "bytes_read": len(body.encode()[: 500 * 1024].rsplit(b"\n", 1)[0]) + 1,
+        "from_line": first,
+        "to_line": last,
+    }
+    # With URLs too (--summary), the crawl's summary says the same.
+    again = robots("--file", "robots.txt", "--summary", "/after-cap")
+    assert again.stdout.splitlines()[1:] == lines[1:], again.stdout
+    # A file within the cap has nothing marked.
+    (tmp_path / "small.txt").write_text("User-agent: *\nDisallow: /private\n")
+    [small] = _json(robots("--file", "small.txt", "--json").stdout)
+    assert small["summary"]["not_read"] is None
+    assert small["summary"]["groups"][0]["rules"][0]["read"] is True
+
+
+def test_answers_from_a_cut_file_say_no_rule_was_read_past_the_cap(robots, tmp_path):
+    body, _ = _big_robots()
+    (tmp_path / "robots.txt").write_text(body)
+    brief = robots("--file", "robots.txt", "--brief", "/after-cap", "/private/x")
+    assert brief.stdout.splitlines() == [
+        "allowed  /after-cap  (no rule in the first 500 KiB read)",
+        "denied   /private/x  (line 2: Disallow: /private)",
+    ], brief.stdout
+    report = robots("--file", "robots.txt", "/after-cap").stdout
+    assert (
+        "  rule         no rule of the group at line 1 (User-agent: *) matches /after-cap in the first 500 KiB "
+        "read (the file is cut at ROBOTSTXT_MAXSIZE)"
+    ) in report.splitlines(), report
+    assert (
+        "(local file), 511,9" in report and "bytes (cut at ROBOTSTXT_MAXSIZE = 500 KiB: the rest is not read)" in report
+    )
+    [answer] = _json(robots("--file", "robots.txt", "--json", "/after-cap").stdout)
+    assert answer["decision"]["explanation"].endswith(
+        "matches /after-cap in the first 500 KiB read (the file is cut at ROBOTSTXT_MAXSIZE)"
+    )
+    assert answer["robots_txt"]["truncated"] is True
+    assert answer["robots_txt"]["maxsize"] == 500 * 1024
+    # A cap that is no whole number of KiB is given in bytes.
+    small = robots("--file", "robots.txt", "--brief", "-s", "ROBOTSTXT_MAXSIZE=1000", "/x")
+    assert small.stdout == "allowed  /x  (no rule in the first 1,000 bytes read)\n", small.stdout + small.stderr
+
+
+def test_a_site_cut_at_the_cap_says_so_in_every_output(site, robots):
+    body, _ = _big_robots()
+    s = site(body)
+    first = _first_line_not_read(body)
+    brief = robots("--brief", f"{s.url}/after-cap")
+    assert brief.stdout == f"allowed  {s.url}/after-cap  (no rule in the first 500 KiB read)\n", brief.stderr
+    summary = robots("--summary", f"{s.url}/after-cap").stdout.splitlines()
+    assert summary[0] == f"{s.url}/robots.txt: 1 group, 1 rule, 0 sitemaps"
+    assert not any("/after-cap" in line for line in summary)
+    # The crawl stopped the download at the cap: how far the file goes is not known.
+    assert summary[-1] == (
+        f"  lines from {first} on past ROBOTSTXT_MAXSIZE (500 KiB): not downloaded, not read by the crawl"
+    ), summary
+    [answer] = _json(robots("--summary", "--json", f"{s.url}/after-cap").stdout)
+    assert answer["summary"]["not_read"]["from_line"] == first
+    assert answer["summary"]["not_read"]["to_line"] is None
+
+
+# -- an unreachable site: one word in every output (item 7) -----------------------------
+
+
+def test_an_unreachable_site_has_one_verdict_in_every_output(site, robots):
+    down = site({"/robots.txt": (503, "busy", {})})
+    up = site("User-agent: *\nDisallow: /private\n")
+    url = f"{down.url}/x"
+    report = robots(url)
+    assert report.returncode == 2
+    assert report.stdout.splitlines()[0] == f"{url}: unreachable", report.stdout
+    brief = robots("--brief", url, f"{up.url}/private/x", f"{up.url}/ok")
+    assert brief.returncode == 2
+    assert brief.stdout.splitlines() == [
+        f"unreachable  {url}  ({down.url}/robots.txt unreachable: HTTP 503)",
+        f"denied       {up.url}/private/x  (line 2: Disallow: /private)",
+        f"allowed      {up.url}/ok  (no rule matches)",
+    ], brief.stdout
+    answers = _json(robots("--json", url, f"{up.url}/private/x", f"{up.url}/ok", "nope").stdout)
+    assert [a["verdict"] for a in answers] == ["unreachable", "denied", "allowed", "error"]
+    assert answers[0]["allowed"] is False and answers[0]["error"]
+    compare = robots("--compare", url)
+    assert compare.returncode == 2
+    row = next(line for line in compare.stdout.splitlines() if line.startswith(url))
+    assert set(row.split()[1:]) == {"unreachable"}, compare.stdout
+
+
+def test_the_command_promises_no_retry_it_will_not_make(site, robots):
+    down = site({"/robots.txt": (503, "busy", {})})
+    out = robots(f"{down.url}/x")
+    assert out.returncode == 2
+    assert "if a request needs it" not in out.stderr, out.stderr
+    assert (
+        f"robots.txt for {down.url}: HTTP 503 -> unreachable, attempt 1: 1 waiting request(s) ignored; "
+        "this one-shot run does not try the site again"
+    ) in out.stderr
+    # Neither does the policy row.
+    assert "  policy       unreachable: a crawl denies the site's URLs for now and tries again later" in out.stdout
+
+
+def test_a_crawl_still_says_when_it_tries_again():
+    from scrapy.http import Response
+    from scrapy.settings import Settings
+
+    from scrapy_robots.config import ONE_SHOT_SETTING, RobotsConfig
+    from scrapy_robots.decision import decide, describe
+    from scrapy_robots.fetch import FetchResult
+
+    url = "https://shop.example/robots.txt"
+    result = FetchResult(url, url, Response(url, status=503), site="https://shop.example:443")
+    for one_shot, words in ((False, "the site is tried again in 30s if a request needs it"), (True, "one-shot")):
+        config = RobotsConfig.from_settings(
+            Settings({"ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 0, ONE_SHOT_SETTING: one_shot})
+        )
+        assert words in describe(decide(result, None, 1000.0, config), result, 1, config)[1]
+
+
+# -- --usage and the usage lines in --summary (item 10) ---------------------------------
+
+USAGE_ROBOTS = """\
+User-agent: FooBot
+Content-Usage: train-ai=n
+Disallow: /private
+
+User-agent: *
+Content-Signal: search=yes
+Allow: /
+"""
+
+
+def test_usage_has_a_row_per_purpose_when_the_site_states_nothing(robots, tmp_path):
+    (tmp_path / "robots.txt").write_text("User-agent: *\nDisallow: /private\n")
+    out = robots("--file", "robots.txt", "--usage", "train-ai,search", "https://example.com/page")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  usage"))
+    assert lines[at] == "  usage        train-ai: allowed, not stated (unstated means allowed)", out.stdout
+    assert lines[at + 1] == "               search: allowed, not stated (unstated means allowed)", out.stdout
+    [answer] = _json(robots("--file", "robots.txt", "--usage", "train-ai", "--json", "https://example.com/x").stdout)
+    assert answer["usage"] == {
+        "train-ai": {"decision": "allow", "stated": False, "line": None, "text": None, "source": "robots.txt"}
+    }
+
+
+def test_usage_has_a_row_for_a_url_a_rule_denies(robots, tmp_path):
+    (tmp_path / "robots.txt").write_text(USAGE_ROBOTS)
+    args = ("--file", "robots.txt", "--user-agent", "FooBot", "--usage", "train-ai")
+    out = robots(*args, "https://example.com/private/x")
+    assert out.returncode == 1, out.stderr
+    assert "  reason       Forbidden by robots.txt\n" in out.stdout
+    assert "  usage        train-ai: denied by line 2 (Content-Usage: train-ai=n)\n" in out.stdout, out.stdout
+    [answer] = _json(robots(*args, "--json", "https://example.com/private/x").stdout)
+    assert answer["usage"]["train-ai"]["line"] == 2
+
+
+def test_usage_says_once_that_response_headers_are_not_checked(robots, tmp_path):
+    (tmp_path / "robots.txt").write_text(USAGE_ROBOTS)
+    out = robots("--file", "robots.txt", "--usage", "train-ai", "--brief", "/a", "/b")
+    note = (
+        "scrapy robots: note: the usage answers (--usage, ROBOTSTXT_USAGE) come from robots.txt alone: a page's "
+        "Content-Usage response header, which a crawl obeys too, is not checked (the command downloads no page)"
+    )
+    assert out.stderr.count(note) == 1, out.stderr
+    assert "Content-Usage response header" not in robots("--file", "robots.txt", "--brief", "/a").stderr
+
+
+def test_summary_lists_the_usage_lines(robots, tmp_path):
+    (tmp_path / "robots.txt").write_text("Content-Signal: ai-train=no\n" + USAGE_ROBOTS)
+    lines = robots("--file", "robots.txt").stdout.splitlines()
+    assert "    line 3    Content-Usage: train-ai=n" in lines, lines
+    assert "    line 7    Content-Signal: search=yes" in lines, lines
+    assert "  before any User-agent, for no crawler: lines 1" in lines, lines
+    [answer] = _json(robots("--file", "robots.txt", "--json").stdout)
+    records = [record for group in answer["summary"]["groups"] for record in group["records"]]
+    assert [(r["line"], r["text"]) for r in records] == [
+        (3, "Content-Usage: train-ai=n"),
+        (7, "Content-Signal: search=yes"),
+    ]
