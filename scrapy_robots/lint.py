@@ -12,17 +12,16 @@ as the RFC 9309 parser does, by extending its group builder, and never re-parses
 
 from __future__ import annotations
 
-import codecs
 import difflib
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import quote
 
 # The linter must see groups exactly as the parser builds them (a Sitemap line does
 # not close a run of User-agent lines, rules before any User-agent belong to nobody):
 # it extends the parser's own builder rather than restate those rules.
 from scrapy_robots._sfv import parse_sf_dictionary
 from scrapy_robots.decoding import decode_robotstxt, starts_as_html
+from scrapy_robots.lint_bytes import is_binary, not_utf8_lines, utf8_expected
 from scrapy_robots.rfc9309 import (
     GroupBuilder,
     normalize,
@@ -302,7 +301,7 @@ def lint_robotstxt(
     """
     text = decode_robotstxt(body, encoding)
     size = len(body) if isinstance(body, bytes) else len(text.encode("utf-8"))
-    if _binary(body, encoding):
+    if is_binary(body, encoding):
         return [Finding(0, BINARY, "this is binary data, not a robots.txt: parsers read no rule from it")]
     linter = RobotsTxtLinter(text)
     parse_robotstxt(text, linter)
@@ -311,8 +310,8 @@ def lint_robotstxt(
         # Every line of an HTML page would be a finding: say it once.
         return [html]
     findings = linter.findings
-    if isinstance(body, bytes) and _utf8_expected(encoding):
-        findings.extend(_not_utf8(body))
+    if isinstance(body, bytes) and utf8_expected(encoding):
+        findings.extend(Finding(line, NOT_UTF8, message) for line, message in not_utf8_lines(body))
     lines = text.split("\n")
     if size > limit:
         findings.append(
@@ -336,22 +335,7 @@ def lint_robotstxt(
 
 def looks_binary(body: bytes | str) -> bool:
     """Whether ``body`` is not text at all (an image, an archive...)."""
-    return _binary(body)
-
-
-def _binary(body: bytes | str, encoding: str | None = None) -> bool:
-    if isinstance(body, str):
-        sample = body[:8192]
-    elif body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or not _utf8_expected(encoding):
-        sample = decode_robotstxt(body[:16384], encoding)[:8192]
-    else:
-        # decode_robotstxt keeps bytes that are not UTF-8 (as %XX, for the rules), so
-        # its text has no U+FFFD to count: read the bytes as received.
-        sample = body[:8192].decode("utf-8", "replace")
-    if "\x00" in sample:
-        return True
-    # Undecodable bytes become U+FFFD here: text has few, binary data many.
-    return bool(sample) and sample.count("\ufffd") > len(sample) // 10
+    return is_binary(body)
 
 
 def _html_page(text: str, directives: int) -> Finding | None:
@@ -368,53 +352,6 @@ def _html_page(text: str, directives: int) -> Finding | None:
             "parsers read no rule from it",
         )
     return None
-
-
-def _utf8_expected(encoding: str | None) -> bool:
-    if not encoding:
-        return True
-    try:
-        return codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
-    except LookupError:
-        return True  # an unknown charset is read as UTF-8
-
-
-def _not_utf8(body: bytes) -> list[Finding]:
-    """Lines with bytes that are not UTF-8, in a file declared (or taken to be) UTF-8.
-
-    Such a byte is read as its ``%XX`` (as Google does), which matches a URL written in
-    that legacy charset, never the UTF-8 URL a browser sends for the same character."""
-    if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return []
-    if body.startswith(codecs.BOM_UTF8):
-        body = body[3:]
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    else:
-        return []  # the common case: one decode, no line split
-    findings = []
-    for number, line in enumerate(body.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"), 1):
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if number == 1 and exc.start == 0 and line[:1] == b"\xef":
-                continue  # the start of a broken byte-order mark, skipped as Google does
-            bad = line[exc.start : exc.end]
-            guess = bad.decode("cp1252", "replace")
-            escaped = "".join(f"%{octet:02X}" for octet in bad)
-            findings.append(
-                Finding(
-                    number,
-                    NOT_UTF8,
-                    f"byte{'s' if len(bad) > 1 else ''} {escaped} at column {exc.start + 1} "
-                    f"{'are' if len(bad) > 1 else 'is'} not UTF-8 (Latin-1 {guess!r}?): parsers read "
-                    f"{escaped}, which matches no URL a browser writes for {guess!r} "
-                    f"({quote(guess)}); robots.txt is UTF-8 (RFC 9309 2.3)",
-                )
-            )
-    return findings
 
 
 def _lines(text: str) -> list[str]:
