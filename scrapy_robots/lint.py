@@ -24,6 +24,7 @@ from scrapy_robots.decoding import decode_robotstxt, starts_as_html
 from scrapy_robots.lint_bytes import is_binary, not_utf8_lines, utf8_expected
 from scrapy_robots.rfc9309 import (
     GroupBuilder,
+    directive_of,
     normalize,
     parse_clean_param,
     parse_crawl_delay,
@@ -60,6 +61,7 @@ MISSPELT: Final = "misspelt-directive"
 NOT_UTF8: Final = "not-utf8"
 BAD_PREFERENCE: Final = "bad-preference"
 UNKNOWN_PREFERENCE: Final = "unknown-preference"
+MISSING_COLON: Final = "missing-colon"
 
 # What "did you mean" compares an unknown key with, as people write them.
 _DIRECTIVE_SPELLINGS: Final = {
@@ -76,6 +78,21 @@ _DIRECTIVE_SPELLINGS: Final = {
     "content-usage": "Content-Usage",
 }
 _GOOGLE_READS: Final = frozenset({"User-agent", "Allow", "Disallow", "Sitemap"})
+# A directive with no colon ("Disallow /x"), as the backends read it (checked against
+# them in tests/test_lint.py): Google's parser and ours take a line of exactly two
+# words, cut at a colon in the value if there is one; Protego joins the words after its
+# own key spellings, whatever their number, unless a colon followed by a blank cuts the
+# line; urllib.robotparser and rerp need "key:". Each knows these directives:
+_PROTEGO_KEYS: Final = frozenset(
+    "user-agent useragent allow disallow dissallow dissalow disalow diasllow disallaw sitemap sitemaps "
+    "site-map crawl-delay request-rate visit-time host".split()
+)
+_KNOWN_TO: Final = {
+    "Google's parser": _GOOGLE_READS,
+    "Protego": _GOOGLE_READS | {"Crawl-delay", "Request-rate", "Visit-time", "Host"},
+    "urllib.robotparser": _GOOGLE_READS | {"Crawl-delay", "Request-rate"},
+    "rerp": _GOOGLE_READS | {"Crawl-delay"},
+}
 # A comment cut and whitespace stripped as the tokenizer does.
 _WS: Final = " \t\v\f"
 
@@ -107,6 +124,8 @@ class RobotsTxtLinter(GroupBuilder):
         #: Lines read as a directive (so not an HTML page that happens to say "<html").
         self.directives = 0
         self._lines = _lines(text) if text is not None else None
+        #: Lines with no colon after the key whose value has one: read as another value.
+        self._garbled: set[int] = set()
 
     def _add(self, line: int, code: str, message: str) -> None:
         self.findings.append(Finding(line, code, message))
@@ -115,7 +134,11 @@ class RobotsTxtLinter(GroupBuilder):
         self.directives += 1
         if self._lines is None or line > len(self._lines):
             return
-        key = _key_of(self._lines[line - 1])
+        text = self._lines[line - 1]
+        bare = _without_colon(text)
+        if bare is not None:
+            self._missing_colon(line, *bare)
+        key = bare[0] if bare is not None else _key_of(text)
         if key.lower() != directive.lower():
             readers = "Google's parser and ours" if directive in _GOOGLE_READS else "our parser"
             self._add(
@@ -124,6 +147,21 @@ class RobotsTxtLinter(GroupBuilder):
                 f"{key!r} is read as {directive} by {readers}, but not by every parser "
                 f"(urllib.robotparser skips the line): write {directive}",
             )
+
+    def _missing_colon(self, line: int, word: str, rest: str) -> bool:
+        """Reports a directive written with no colon, if some parser reads it."""
+        message = _colon_message(word, rest)
+        if message is None:
+            return False
+        if ":" in rest:
+            self._garbled.add(line)  # the parsers that read it read another value
+        self._add(line, MISSING_COLON, message)
+        return True
+
+    def _bare(self, line: int) -> tuple[str, str] | None:
+        if self._lines is None or line > len(self._lines):
+            return None
+        return _without_colon(self._lines[line - 1])
 
     def handle_user_agent(self, line: int, value: str) -> None:
         self._spelling(line, "User-agent")
@@ -148,7 +186,7 @@ class RobotsTxtLinter(GroupBuilder):
                 RULE_BEFORE_USER_AGENT,
                 f"{directive}: {value} comes before any User-agent line: it applies to no crawler",
             )
-        elif value and value[0] not in "/*":
+        elif value and value[0] not in "/*" and line not in self._garbled:
             self._add(
                 line,
                 NO_LEADING_SLASH,
@@ -158,7 +196,7 @@ class RobotsTxtLinter(GroupBuilder):
 
     def handle_sitemap(self, line: int, value: str) -> None:
         self._spelling(line, "Sitemap")
-        if not value.lower().startswith(("http://", "https://")):
+        if not value.lower().startswith(("http://", "https://")) and line not in self._garbled:
             self._add(line, RELATIVE_SITEMAP, f"Sitemap: {value} is not an absolute http(s) URL")
         super().handle_sitemap(line, value)
 
@@ -246,11 +284,17 @@ class RobotsTxtLinter(GroupBuilder):
         return True
 
     def handle_unknown(self, line: int, key: str, value: str) -> None:
+        bare = self._bare(line)  # "Host example.com:8080": the key is "Host example.com"
+        if bare is not None and self._missing_colon(line, *bare):
+            return
         close = difflib.get_close_matches(key.lower(), _DIRECTIVE_SPELLINGS, n=1, cutoff=0.7)
         hint = f" (did you mean {_DIRECTIVE_SPELLINGS[close[0]]}?)" if close else ""
         self._add(line, UNKNOWN_DIRECTIVE, f"unknown directive {key!r}{hint}: no parser reads this line")
 
     def handle_invalid(self, line: int, text: str) -> None:
+        bare = self._bare(line)  # "Disallow /a b": three words
+        if bare is not None and self._missing_colon(line, *bare):
+            return
         self._add(line, INVALID_LINE, f"{_shorten(text)!r} is not a 'key: value' line")
 
     def handle_end(self) -> None:
@@ -368,6 +412,64 @@ def _key_of(line: str) -> str:
     if colon:
         return key.strip(_WS)
     return line.strip(_WS).split(None, 1)[0] if line.strip(_WS) else ""
+
+
+def _without_colon(line: str) -> tuple[str, str] | None:
+    """``(key, value)`` of a line whose first word names a directive and is followed by
+    a value, not by a colon (``Disallow /x``), else ``None``."""
+    if "#" in line:
+        line = line[: line.index("#")]
+    line = line.strip(_WS)
+    cut = min((line.find(blank) for blank in " \t" if blank in line), default=-1)
+    if cut <= 0:
+        return None
+    word, rest = line[:cut], line[cut:].strip(_WS)
+    if ":" in word or not rest or rest[0] == ":" or directive_of(word) is None:
+        return None
+    return word, rest
+
+
+def _colon_message(word: str, rest: str) -> str | None:
+    """What each parser reads of ``word rest`` (no colon after the key), or ``None`` if
+    no parser reads the line."""
+    directive = _DIRECTIVE_SPELLINGS[directive_of(word) or ""]
+    before, colon, after = rest.partition(":")
+    readings: dict[str, list[str]] = {}
+    # Ours (and Google's) cut the line at a colon if there is one, the key being what
+    # comes before it; else they take it only as two words.
+    if colon:
+        ours = after.strip(_WS) if directive_of(f"{word} {before}") else None
+    else:
+        ours = None if " " in rest or "\t" in rest else rest
+    protego = None
+    if word.lower() in _PROTEGO_KEYS and not (colon and (not after or after[0].isspace())):
+        protego = " ".join(rest.split())
+    for name, value in (
+        ("Google's parser", ours if directive in _GOOGLE_READS else None),
+        ("Protego", protego),
+        ("ours", ours),
+    ):
+        if value is not None:
+            readings.setdefault(value, []).append(name)
+    if not readings:
+        return None
+    readers = {name for names in readings.values() for name in names}
+    skip = [name for name, known in _KNOWN_TO.items() if directive in known and name not in readers]
+    if "ours" not in readers:
+        skip.append("ours")
+    said = [
+        f"{_names(names)} read{'s' if len(names) == 1 else ''} "
+        + (f"{directive}: {value}" if value else f"an empty {directive}")
+        for value, names in readings.items()
+    ]
+    if skip:
+        said.append(f"{_names(skip)} skip{'s' if len(skip) == 1 else ''} the line")
+    return f"no colon after {word}: {'; '.join(said)} (RFC 9309 requires the colon): write {directive}: {rest}"
+
+
+def _names(names: list[str]) -> str:
+    names = ["our parser" if names == ["ours"] else name for name in names]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _line_at_byte(lines: list[str], offset: int) -> int:

@@ -163,6 +163,22 @@ def test_lint_a_latin1_file(robots, tmp_path):
     assert "[not-utf8]" in out.stdout
 
 
+def test_lint_says_a_missing_colon_splits_the_parsers(robots, tmp_path):
+    # #20 item 12: --compare shows the parsers split on "Disallow /nocolon"; --lint says why.
+    path = tmp_path / "robots.txt"
+    path.write_bytes(b"User-agent: *\nDisallow /nocolon\n")
+    out = robots("--file", str(path), "--lint")
+    assert out.returncode == 1
+    assert "no problems found" not in out.stdout
+    assert (
+        "line 2: no colon after Disallow: Google's parser, Protego and ours read Disallow: /nocolon; "
+        "urllib.robotparser and rerp skip the line (RFC 9309 requires the colon): write Disallow: /nocolon"
+        "  [missing-colon]"
+    ) in out.stdout
+    compare = robots("--file", str(path), "--compare", "/nocolon").stdout
+    assert "<- differ" in compare
+
+
 # -- --json ------------------------------------------------------------------------------
 
 

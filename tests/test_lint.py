@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -14,6 +15,7 @@ from scrapy_robots.lint import (
     EMPTY_USER_AGENT,
     HTML,
     INVALID_LINE,
+    MISSING_COLON,
     MISSPELT,
     NO_LEADING_SLASH,
     NOT_UTF8,
@@ -206,10 +208,113 @@ def test_misspelt_keys_the_tokenizer_accepts_are_flagged():
         "Disallowed /d\n"  # 7 no colon, two words
     )
     findings = [(f.line, f.code) for f in lint_robotstxt(body)]
-    assert findings == [(1, MISSPELT), (2, MISSPELT), (5, MISSPELT), (6, MISSPELT), (7, MISSPELT)]
+    assert findings == [(1, MISSPELT), (2, MISSPELT), (5, MISSPELT), (6, MISSPELT), (7, MISSING_COLON), (7, MISSPELT)]
     by_line = {f.line: f.message for f in lint_robotstxt(body)}
     assert by_line[2] == (
         "'Disalow' is read as Disallow by Google's parser and ours, but not by every parser "
         "(urllib.robotparser skips the line): write Disallow"
     )
     assert "by our parser" in by_line[5]
+
+
+# -- issue #20 item 12: a directive with no colon ----------------------------------------
+
+
+def test_a_directive_with_no_colon_is_flagged_with_what_each_parser_reads():
+    body = (
+        "User-agent *\n"  # 1
+        "Disallow /nocolon\n"  # 2
+        "Disallow /a:b\n"  # 3 the value's colon cuts the line for Google and us
+        "Disallow /c d\n"  # 4 three words
+        "Crawl-delay 5\n"  # 5
+        "Disallow: /fine\n"  # 6
+        "Allowing robots is nice\n"  # 7 prose: no parser reads it
+        "Sitemap https://e.com/s.xml\n"  # 8
+    )
+    findings = lint_robotstxt(body)
+    assert [(f.line, f.code) for f in findings] == [
+        (1, MISSING_COLON),
+        (2, MISSING_COLON),
+        (3, MISSING_COLON),  # not also "Disallow: b does not start with '/'"
+        (4, MISSING_COLON),
+        (5, MISSING_COLON),
+        (7, INVALID_LINE),
+        (8, MISSING_COLON),  # not also "'Sitemap https' is misspelt" nor "not absolute"
+    ]
+    by_line = {f.line: f.message for f in findings}
+    assert by_line[2] == (
+        "no colon after Disallow: Google's parser, Protego and ours read Disallow: /nocolon; "
+        "urllib.robotparser and rerp skip the line (RFC 9309 requires the colon): write Disallow: /nocolon"
+    )
+    assert "User-agent: *" in by_line[1]
+    assert "Google's parser and ours read Disallow: b; Protego reads Disallow: /a:b;" in by_line[3]
+    assert "Protego reads Disallow: /c d; Google's parser, urllib.robotparser, rerp and ours skip" in by_line[4]
+    assert "Protego and ours read Crawl-delay: 5" in by_line[5]
+    assert (
+        "Google's parser and ours read Sitemap: //e.com/s.xml; Protego reads Sitemap: https://e.com/s.xml"
+        in (by_line[8])
+    )
+
+
+_BACKENDS = {
+    "ours": "RFC9309Parser",
+    "Google's parser": "GoogleParser",
+    "Protego": "ProtegoParser",
+    "urllib.robotparser": "PythonParser",
+    "rerp": "RerpParser",
+}
+_PROBES = ["/", "/nocolon", "/a:b", "/b", "/a", "/a%20b", "/x", "/ok", "/private"]
+
+
+def _observe(name: str, body: str) -> tuple[object, ...]:
+    import scrapy_robots.parsers as parsers
+    from scrapy_robots.parsers import DirectiveNotSupported
+
+    try:
+        parser = getattr(parsers, _BACKENDS[name])(body.encode(), "FooBot")
+    except ImportError:
+        pytest.skip(f"{name} is not installed")
+    seen: list[object] = [tuple(parser.allowed(f"https://e.com{p}", "FooBot") for p in _PROBES)]
+    for read in (lambda: parser.crawl_delay("FooBot"), parser.sitemaps, parser.preferred_host):
+        try:
+            seen.append(read())
+        except DirectiveNotSupported:
+            seen.append("n/a")
+    return tuple(seen)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "User-agent: *\nDisallow /nocolon\n",
+        "User-agent FooBot\nDisallow: /x\n",
+        "User-agent: *\nDisallow /a:b\n",
+        "User-agent: *\nDisallow /a: b\n",
+        "User-agent: *\nDisallow /a b\n",
+        "User-agent: *\nDisallow: /\nAllow /ok\n",
+        "User-agent: *\nDisallowed /x\n",
+        "User-agent: *\nDisallow: /x\nCrawl-delay 5\n",
+        "Sitemap https://e.com/s.xml\nUser-agent: *\nDisallow: /private\n",
+        "Host example.com:8080\nUser-agent: *\nDisallow: /private\n",
+    ],
+)
+def test_what_the_missing_colon_finding_says_each_parser_reads_it_does(body):
+    # Each parser the message names reads the line as the message says (the same
+    # answers as the line written with the colon), each one it says skips the line
+    # answers as if the line were a comment.
+    [finding] = [f for f in lint_robotstxt(body) if f.code == MISSING_COLON]
+    lines = body.split("\n")
+    said = finding.message.split(": ", 1)[1].split(" (RFC 9309")[0]
+    checked = set()
+    for part in said.split("; "):
+        names, verb, what = re.fullmatch(r"(.+?) (reads?|skips?) (.+)", part).groups()
+        if verb.startswith("read"):
+            line = what if ":" in what else what.replace("an empty ", "") + ":"
+        else:
+            line = "#"
+        expected = "\n".join(line if n == finding.line - 1 else text for n, text in enumerate(lines))
+        for name in re.split(r", | and ", names):
+            name = "ours" if name == "our parser" else name
+            assert _observe(name, body) == _observe(name, expected), (name, part)
+            checked.add(name)
+    assert "ours" in checked
