@@ -21,7 +21,7 @@ from typing import Final
 # it extends the parser's own builder rather than restate those rules.
 from scrapy_robots._sfv import parse_sf_dictionary
 from scrapy_robots.decoding import decode_robotstxt, starts_as_html
-from scrapy_robots.lint_bytes import is_binary, not_utf8_lines, utf8_expected
+from scrapy_robots.lint_bytes import is_binary, legacy_charset_rules, not_utf8_lines, utf8_expected
 from scrapy_robots.rfc9309 import (
     GroupBuilder,
     directive_of,
@@ -62,6 +62,7 @@ NOT_UTF8: Final = "not-utf8"
 BAD_PREFERENCE: Final = "bad-preference"
 UNKNOWN_PREFERENCE: Final = "unknown-preference"
 MISSING_COLON: Final = "missing-colon"
+LEGACY_CHARSET: Final = "legacy-charset"
 
 # What "did you mean" compares an unknown key with, as people write them.
 _DIRECTIVE_SPELLINGS: Final = {
@@ -126,6 +127,8 @@ class RobotsTxtLinter(GroupBuilder):
         self._lines = _lines(text) if text is not None else None
         #: Lines with no colon after the key whose value has one: read as another value.
         self._garbled: set[int] = set()
+        #: ``{line: (directive, value)}`` of the Allow and Disallow lines.
+        self.rule_lines: dict[int, tuple[str, str]] = {}
 
     def _add(self, line: int, code: str, message: str) -> None:
         self.findings.append(Finding(line, code, message))
@@ -180,6 +183,7 @@ class RobotsTxtLinter(GroupBuilder):
         super().handle_disallow(line, value)
 
     def _check_rule(self, line: int, directive: str, value: str) -> None:
+        self.rule_lines[line] = (directive, value)
         if self._rules is None:
             self._add(
                 line,
@@ -356,6 +360,9 @@ def lint_robotstxt(
     findings = linter.findings
     if isinstance(body, bytes) and utf8_expected(encoding):
         findings.extend(Finding(line, NOT_UTF8, message) for line, message in not_utf8_lines(body))
+    elif isinstance(body, bytes) and encoding:
+        legacy = legacy_charset_rules(body, encoding, linter.rule_lines)
+        findings.extend(Finding(line, LEGACY_CHARSET, message) for line, message in legacy)
     lines = text.split("\n")
     if size > limit:
         findings.append(

@@ -1,5 +1,5 @@
 """The linter's checks on a robots.txt's bytes as the server sent them: binary data,
-and bytes that are not UTF-8.
+bytes that are not UTF-8, rules written in another charset.
 
 Pure Python, no Scrapy import. The checks return ``(line, message)`` pairs, which
 :func:`scrapy_robots.lint.lint_robotstxt` turns into findings.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 from urllib.parse import quote
 
-from scrapy_robots.decoding import decode_robotstxt
+from scrapy_robots.decoding import _ascii_compatible, decode_robotstxt
 
 
 def is_binary(body: bytes | str, encoding: str | None = None) -> bool:
@@ -73,6 +73,56 @@ def not_utf8_lines(body: bytes) -> list[tuple[int, str]]:
                     f"({quote(guess)}); robots.txt is UTF-8 (RFC 9309 2.3)",
                 )
             )
+    return found
+
+
+def legacy_charset_rules(body: bytes, encoding: str, rules: dict[int, tuple[str, str]]) -> list[tuple[int, str]]:
+    """The rules (``{line: (directive, value as parsed)}``) whose bytes are not UTF-8,
+    in a file served in another charset (ISO-8859-1, windows-1251, Shift_JIS...).
+
+    Whatever that charset, such a rule is read as the ``%XX`` of its bytes (see
+    :mod:`scrapy_robots.decoding`): a Latin-1 ``Disallow: /caf\\xe9`` is ``/caf%E9``,
+    which matches the URL spelt in that charset, never the UTF-8 ``/caf%C3%A9`` that
+    browsers and Scrapy send for ``/café``."""
+    try:
+        codec = codecs.lookup(encoding).name
+    except LookupError:
+        return []
+    if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or not _ascii_compatible(codec):
+        return []  # UTF-16, UTF-32: decoded as characters, which match their UTF-8 URL
+    if body.startswith(codecs.BOM_UTF8):
+        body = body[3:]
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        return []  # a UTF-8 file declared in another charset reads as UTF-8
+    lines = _raw_lines(body)
+    found = []
+    for number, (directive, value) in sorted(rules.items()):
+        raw = lines[number - 1].split(b"#", 1)[0] if number <= len(lines) else b""
+        try:
+            raw.decode("utf-8")
+            continue
+        except UnicodeDecodeError:
+            pass
+        line = raw.decode(codec, "replace").strip()
+        key, colon, written = line.partition(":")
+        written = (written if colon else key.split(None, 1)[-1]).strip()
+        utf8 = "".join(c if c.isascii() else quote(c) for c in written)
+        if directive == "Disallow":
+            so = f"so {utf8} stays allowed"
+        else:
+            so = f"so this Allow does not apply to {utf8}"
+        found.append(
+            (
+                number,
+                f"{directive}: {written} ({codec}) is read as {directive}: {value}, which matches the {codec} "
+                f"spelling of the URL only, not {utf8}, the UTF-8 one that browsers and Scrapy send: {so}; "
+                "save robots.txt as UTF-8 (RFC 9309 2.3)",
+            )
+        )
     return found
 
 

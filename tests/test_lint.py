@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from scrapy_robots.decoding import normalize_robotstxt
 from scrapy_robots.lint import (
     BAD_VALUE,
     BINARY,
@@ -15,6 +16,7 @@ from scrapy_robots.lint import (
     EMPTY_USER_AGENT,
     HTML,
     INVALID_LINE,
+    LEGACY_CHARSET,
     MISSING_COLON,
     MISSPELT,
     NO_LEADING_SLASH,
@@ -191,8 +193,9 @@ def test_bytes_that_are_not_utf8_are_flagged_at_their_line():
     [finding] = lint_robotstxt(body)
     assert (finding.line, finding.code) == (2, NOT_UTF8)
     assert "%E9" in finding.message and "%C3%A9" in finding.message and "column 15" in finding.message
-    # A declared legacy charset is no surprise; UTF-8 declared is the same as none.
-    assert lint_robotstxt(body, encoding="iso-8859-1") == []
+    # A declared legacy charset says the same of the rule (#20 item 12); UTF-8 declared
+    # is the same as none.
+    assert [(f.line, f.code) for f in lint_robotstxt(body, encoding="iso-8859-1")] == [(2, LEGACY_CHARSET)]
     assert [f.code for f in lint_robotstxt(body, encoding="utf-8")] == [NOT_UTF8]
     assert lint_robotstxt(body.decode("latin-1")) == []  # text: nothing to say about bytes
 
@@ -318,3 +321,49 @@ def test_what_the_missing_colon_finding_says_each_parser_reads_it_does(body):
             assert _observe(name, body) == _observe(name, expected), (name, part)
             checked.add(name)
     assert "ours" in checked
+
+
+# -- issue #20 item 12: a rule in a legacy charset ---------------------------------------
+
+
+def test_a_rule_in_a_legacy_charset_is_flagged_it_matches_only_that_spelling():
+    body = b"User-agent: *\nDisallow: /caf\xe9 # caf\xe9\nDisallow: /caf\xc3\xa9s\nAllow: /x%E9\n# \xe9t\xe9\n"
+    [finding] = lint_robotstxt(body, encoding="iso-8859-1")
+    assert (finding.line, finding.code) == (2, LEGACY_CHARSET)
+    assert finding.message == (
+        "Disallow: /caf\xe9 (iso8859-1) is read as Disallow: /caf%E9, which matches the iso8859-1 spelling of "
+        "the URL only, not /caf%C3%A9, the UTF-8 one that browsers and Scrapy send: so /caf%C3%A9 stays "
+        "allowed; save robots.txt as UTF-8 (RFC 9309 2.3)"
+    )
+    # What the message says is what the crawl does with the file served so.
+    robots = RobotsTxt.parse(normalize_robotstxt(body, "text/plain; charset=iso-8859-1"))
+    assert not robots.allowed("https://e.com/caf%E9", "FooBot")
+    assert robots.allowed("https://e.com/caf%C3%A9", "FooBot")
+    assert robots.allowed("https://e.com/caf\xe9", "FooBot")
+
+
+@pytest.mark.parametrize(
+    ("text", "charset", "read", "utf8"),
+    [
+        ("Allow: /\xe9t\xe9", "cp1252", "/%E9t%E9", "/%C3%A9t%C3%A9"),
+        ("Disallow: /\u043f\u0443\u0442\u044c", "cp1251", "/%EF%F3%F2%FC", "/%D0%BF%D1%83%D1%82%D1%8C"),
+        ("Disallow: /\u8868", "shift_jis", "/%95%5C", "/%E8%A1%A8"),  # multi-byte, its 2nd byte "\\"
+    ],
+)
+def test_each_legacy_charset_rule_says_what_it_matches(text, charset, read, utf8):
+    body = f"User-agent: *\n{text}\n".encode(charset)
+    [finding] = lint_robotstxt(body, encoding=charset)
+    assert finding.code == LEGACY_CHARSET
+    assert f"is read as {text.split(':')[0]}: {read}, " in finding.message
+    assert f"not {utf8}, the UTF-8 one" in finding.message
+    robots = RobotsTxt.parse(normalize_robotstxt(body, f"text/plain; charset={charset}"))
+    assert robots.allowed(f"https://e.com{read}", "FooBot") is text.startswith("Allow")
+    assert robots.allowed(f"https://e.com{utf8}", "FooBot")
+
+
+def test_a_rule_that_matches_its_utf8_url_is_not_flagged():
+    rule = "User-agent: *\nDisallow: /caf\xe9\n"
+    # A UTF-8 file declared Latin-1 (read as UTF-8), UTF-16 (decoded), text (characters).
+    assert lint_robotstxt(rule.encode("utf-8"), encoding="iso-8859-1") == []
+    assert lint_robotstxt(rule.encode("utf-16"), encoding="utf-16") == []
+    assert lint_robotstxt(rule, encoding="iso-8859-1") == []
