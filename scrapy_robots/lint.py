@@ -12,19 +12,19 @@ as the RFC 9309 parser does, by extending its group builder, and never re-parses
 
 from __future__ import annotations
 
-import codecs
 import difflib
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import quote
 
 # The linter must see groups exactly as the parser builds them (a Sitemap line does
 # not close a run of User-agent lines, rules before any User-agent belong to nobody):
 # it extends the parser's own builder rather than restate those rules.
 from scrapy_robots._sfv import parse_sf_dictionary
 from scrapy_robots.decoding import decode_robotstxt, starts_as_html
+from scrapy_robots.lint_bytes import is_binary, legacy_charset_rules, not_utf8_lines, utf8_expected
 from scrapy_robots.rfc9309 import (
     GroupBuilder,
+    directive_of,
     normalize,
     parse_clean_param,
     parse_crawl_delay,
@@ -61,6 +61,8 @@ MISSPELT: Final = "misspelt-directive"
 NOT_UTF8: Final = "not-utf8"
 BAD_PREFERENCE: Final = "bad-preference"
 UNKNOWN_PREFERENCE: Final = "unknown-preference"
+MISSING_COLON: Final = "missing-colon"
+LEGACY_CHARSET: Final = "legacy-charset"
 
 # What "did you mean" compares an unknown key with, as people write them.
 _DIRECTIVE_SPELLINGS: Final = {
@@ -77,6 +79,21 @@ _DIRECTIVE_SPELLINGS: Final = {
     "content-usage": "Content-Usage",
 }
 _GOOGLE_READS: Final = frozenset({"User-agent", "Allow", "Disallow", "Sitemap"})
+# A directive with no colon ("Disallow /x"), as the backends read it (checked against
+# them in tests/test_lint.py): Google's parser and ours take a line of exactly two
+# words, cut at a colon in the value if there is one; Protego joins the words after its
+# own key spellings, whatever their number, unless a colon followed by a blank cuts the
+# line; urllib.robotparser and rerp need "key:". Each knows these directives:
+_PROTEGO_KEYS: Final = frozenset(
+    "user-agent useragent allow disallow dissallow dissalow disalow diasllow disallaw sitemap sitemaps "
+    "site-map crawl-delay request-rate visit-time host".split()
+)
+_KNOWN_TO: Final = {
+    "Google's parser": _GOOGLE_READS,
+    "Protego": _GOOGLE_READS | {"Crawl-delay", "Request-rate", "Visit-time", "Host"},
+    "urllib.robotparser": _GOOGLE_READS | {"Crawl-delay", "Request-rate"},
+    "rerp": _GOOGLE_READS | {"Crawl-delay"},
+}
 # A comment cut and whitespace stripped as the tokenizer does.
 _WS: Final = " \t\v\f"
 
@@ -108,6 +125,10 @@ class RobotsTxtLinter(GroupBuilder):
         #: Lines read as a directive (so not an HTML page that happens to say "<html").
         self.directives = 0
         self._lines = _lines(text) if text is not None else None
+        #: Lines with no colon after the key whose value has one: read as another value.
+        self._garbled: set[int] = set()
+        #: ``{line: (directive, value)}`` of the Allow and Disallow lines.
+        self.rule_lines: dict[int, tuple[str, str]] = {}
 
     def _add(self, line: int, code: str, message: str) -> None:
         self.findings.append(Finding(line, code, message))
@@ -116,7 +137,11 @@ class RobotsTxtLinter(GroupBuilder):
         self.directives += 1
         if self._lines is None or line > len(self._lines):
             return
-        key = _key_of(self._lines[line - 1])
+        text = self._lines[line - 1]
+        bare = _without_colon(text)
+        if bare is not None:
+            self._missing_colon(line, *bare)
+        key = bare[0] if bare is not None else _key_of(text)
         if key.lower() != directive.lower():
             readers = "Google's parser and ours" if directive in _GOOGLE_READS else "our parser"
             self._add(
@@ -125,6 +150,21 @@ class RobotsTxtLinter(GroupBuilder):
                 f"{key!r} is read as {directive} by {readers}, but not by every parser "
                 f"(urllib.robotparser skips the line): write {directive}",
             )
+
+    def _missing_colon(self, line: int, word: str, rest: str) -> bool:
+        """Reports a directive written with no colon, if some parser reads it."""
+        message = _colon_message(word, rest)
+        if message is None:
+            return False
+        if ":" in rest:
+            self._garbled.add(line)  # the parsers that read it read another value
+        self._add(line, MISSING_COLON, message)
+        return True
+
+    def _bare(self, line: int) -> tuple[str, str] | None:
+        if self._lines is None or line > len(self._lines):
+            return None
+        return _without_colon(self._lines[line - 1])
 
     def handle_user_agent(self, line: int, value: str) -> None:
         self._spelling(line, "User-agent")
@@ -143,13 +183,14 @@ class RobotsTxtLinter(GroupBuilder):
         super().handle_disallow(line, value)
 
     def _check_rule(self, line: int, directive: str, value: str) -> None:
+        self.rule_lines[line] = (directive, value)
         if self._rules is None:
             self._add(
                 line,
                 RULE_BEFORE_USER_AGENT,
                 f"{directive}: {value} comes before any User-agent line: it applies to no crawler",
             )
-        elif value and value[0] not in "/*":
+        elif value and value[0] not in "/*" and line not in self._garbled:
             self._add(
                 line,
                 NO_LEADING_SLASH,
@@ -159,7 +200,7 @@ class RobotsTxtLinter(GroupBuilder):
 
     def handle_sitemap(self, line: int, value: str) -> None:
         self._spelling(line, "Sitemap")
-        if not value.lower().startswith(("http://", "https://")):
+        if not value.lower().startswith(("http://", "https://")) and line not in self._garbled:
             self._add(line, RELATIVE_SITEMAP, f"Sitemap: {value} is not an absolute http(s) URL")
         super().handle_sitemap(line, value)
 
@@ -247,11 +288,17 @@ class RobotsTxtLinter(GroupBuilder):
         return True
 
     def handle_unknown(self, line: int, key: str, value: str) -> None:
+        bare = self._bare(line)  # "Host example.com:8080": the key is "Host example.com"
+        if bare is not None and self._missing_colon(line, *bare):
+            return
         close = difflib.get_close_matches(key.lower(), _DIRECTIVE_SPELLINGS, n=1, cutoff=0.7)
         hint = f" (did you mean {_DIRECTIVE_SPELLINGS[close[0]]}?)" if close else ""
         self._add(line, UNKNOWN_DIRECTIVE, f"unknown directive {key!r}{hint}: no parser reads this line")
 
     def handle_invalid(self, line: int, text: str) -> None:
+        bare = self._bare(line)  # "Disallow /a b": three words
+        if bare is not None and self._missing_colon(line, *bare):
+            return
         self._add(line, INVALID_LINE, f"{_shorten(text)!r} is not a 'key: value' line")
 
     def handle_end(self) -> None:
@@ -302,7 +349,7 @@ def lint_robotstxt(
     """
     text = decode_robotstxt(body, encoding)
     size = len(body) if isinstance(body, bytes) else len(text.encode("utf-8"))
-    if _binary(body, encoding):
+    if is_binary(body, encoding):
         return [Finding(0, BINARY, "this is binary data, not a robots.txt: parsers read no rule from it")]
     linter = RobotsTxtLinter(text)
     parse_robotstxt(text, linter)
@@ -311,8 +358,11 @@ def lint_robotstxt(
         # Every line of an HTML page would be a finding: say it once.
         return [html]
     findings = linter.findings
-    if isinstance(body, bytes) and _utf8_expected(encoding):
-        findings.extend(_not_utf8(body))
+    if isinstance(body, bytes) and utf8_expected(encoding):
+        findings.extend(Finding(line, NOT_UTF8, message) for line, message in not_utf8_lines(body))
+    elif isinstance(body, bytes) and encoding:
+        legacy = legacy_charset_rules(body, encoding, linter.rule_lines)
+        findings.extend(Finding(line, LEGACY_CHARSET, message) for line, message in legacy)
     lines = text.split("\n")
     if size > limit:
         findings.append(
@@ -336,22 +386,7 @@ def lint_robotstxt(
 
 def looks_binary(body: bytes | str) -> bool:
     """Whether ``body`` is not text at all (an image, an archive...)."""
-    return _binary(body)
-
-
-def _binary(body: bytes | str, encoding: str | None = None) -> bool:
-    if isinstance(body, str):
-        sample = body[:8192]
-    elif body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or not _utf8_expected(encoding):
-        sample = decode_robotstxt(body[:16384], encoding)[:8192]
-    else:
-        # decode_robotstxt keeps bytes that are not UTF-8 (as %XX, for the rules), so
-        # its text has no U+FFFD to count: read the bytes as received.
-        sample = body[:8192].decode("utf-8", "replace")
-    if "\x00" in sample:
-        return True
-    # Undecodable bytes become U+FFFD here: text has few, binary data many.
-    return bool(sample) and sample.count("\ufffd") > len(sample) // 10
+    return is_binary(body)
 
 
 def _html_page(text: str, directives: int) -> Finding | None:
@@ -370,53 +405,6 @@ def _html_page(text: str, directives: int) -> Finding | None:
     return None
 
 
-def _utf8_expected(encoding: str | None) -> bool:
-    if not encoding:
-        return True
-    try:
-        return codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
-    except LookupError:
-        return True  # an unknown charset is read as UTF-8
-
-
-def _not_utf8(body: bytes) -> list[Finding]:
-    """Lines with bytes that are not UTF-8, in a file declared (or taken to be) UTF-8.
-
-    Such a byte is read as its ``%XX`` (as Google does), which matches a URL written in
-    that legacy charset, never the UTF-8 URL a browser sends for the same character."""
-    if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return []
-    if body.startswith(codecs.BOM_UTF8):
-        body = body[3:]
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    else:
-        return []  # the common case: one decode, no line split
-    findings = []
-    for number, line in enumerate(body.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"), 1):
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if number == 1 and exc.start == 0 and line[:1] == b"\xef":
-                continue  # the start of a broken byte-order mark, skipped as Google does
-            bad = line[exc.start : exc.end]
-            guess = bad.decode("cp1252", "replace")
-            escaped = "".join(f"%{octet:02X}" for octet in bad)
-            findings.append(
-                Finding(
-                    number,
-                    NOT_UTF8,
-                    f"byte{'s' if len(bad) > 1 else ''} {escaped} at column {exc.start + 1} "
-                    f"{'are' if len(bad) > 1 else 'is'} not UTF-8 (Latin-1 {guess!r}?): parsers read "
-                    f"{escaped}, which matches no URL a browser writes for {guess!r} "
-                    f"({quote(guess)}); robots.txt is UTF-8 (RFC 9309 2.3)",
-                )
-            )
-    return findings
-
-
 def _lines(text: str) -> list[str]:
     # The tokenizer's line ends; decode_robotstxt made them "\n" and removed the BOM.
     return text.split("\n")
@@ -431,6 +419,64 @@ def _key_of(line: str) -> str:
     if colon:
         return key.strip(_WS)
     return line.strip(_WS).split(None, 1)[0] if line.strip(_WS) else ""
+
+
+def _without_colon(line: str) -> tuple[str, str] | None:
+    """``(key, value)`` of a line whose first word names a directive and is followed by
+    a value, not by a colon (``Disallow /x``), else ``None``."""
+    if "#" in line:
+        line = line[: line.index("#")]
+    line = line.strip(_WS)
+    cut = min((line.find(blank) for blank in " \t" if blank in line), default=-1)
+    if cut <= 0:
+        return None
+    word, rest = line[:cut], line[cut:].strip(_WS)
+    if ":" in word or not rest or rest[0] == ":" or directive_of(word) is None:
+        return None
+    return word, rest
+
+
+def _colon_message(word: str, rest: str) -> str | None:
+    """What each parser reads of ``word rest`` (no colon after the key), or ``None`` if
+    no parser reads the line."""
+    directive = _DIRECTIVE_SPELLINGS[directive_of(word) or ""]
+    before, colon, after = rest.partition(":")
+    readings: dict[str, list[str]] = {}
+    # Ours (and Google's) cut the line at a colon if there is one, the key being what
+    # comes before it; else they take it only as two words.
+    if colon:
+        ours = after.strip(_WS) if directive_of(f"{word} {before}") else None
+    else:
+        ours = None if " " in rest or "\t" in rest else rest
+    protego = None
+    if word.lower() in _PROTEGO_KEYS and not (colon and (not after or after[0].isspace())):
+        protego = " ".join(rest.split())
+    for name, value in (
+        ("Google's parser", ours if directive in _GOOGLE_READS else None),
+        ("Protego", protego),
+        ("ours", ours),
+    ):
+        if value is not None:
+            readings.setdefault(value, []).append(name)
+    if not readings:
+        return None
+    readers = {name for names in readings.values() for name in names}
+    skip = [name for name, known in _KNOWN_TO.items() if directive in known and name not in readers]
+    if "ours" not in readers:
+        skip.append("ours")
+    said = [
+        f"{_names(names)} read{'s' if len(names) == 1 else ''} "
+        + (f"{directive}: {value}" if value else f"an empty {directive}")
+        for value, names in readings.items()
+    ]
+    if skip:
+        said.append(f"{_names(skip)} skip{'s' if len(skip) == 1 else ''} the line")
+    return f"no colon after {word}: {'; '.join(said)} (RFC 9309 requires the colon): write {directive}: {rest}"
+
+
+def _names(names: list[str]) -> str:
+    names = ["our parser" if names == ["ours"] else name for name in names]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _line_at_byte(lines: list[str], offset: int) -> int:

@@ -163,6 +163,37 @@ def test_lint_a_latin1_file(robots, tmp_path):
     assert "[not-utf8]" in out.stdout
 
 
+def test_lint_says_a_missing_colon_splits_the_parsers(robots, tmp_path):
+    # #20 item 12: --compare shows the parsers split on "Disallow /nocolon"; --lint says why.
+    path = tmp_path / "robots.txt"
+    path.write_bytes(b"User-agent: *\nDisallow /nocolon\n")
+    out = robots("--file", str(path), "--lint")
+    assert out.returncode == 1
+    assert "no problems found" not in out.stdout
+    assert (
+        "line 2: no colon after Disallow: Google's parser, Protego and ours read Disallow: /nocolon; "
+        "urllib.robotparser and rerp skip the line (RFC 9309 requires the colon): write Disallow: /nocolon"
+        "  [missing-colon]"
+    ) in out.stdout
+    compare = robots("--file", str(path), "--compare", "/nocolon").stdout
+    assert "<- differ" in compare
+
+
+def test_lint_a_latin1_rule_served_as_latin1(site, robots):
+    # #20 item 12: the rule denies /caf%E9 only; a browser's /caf%C3%A9 is allowed, and
+    # --lint used to say "no problems found".
+    headers = {"Content-Type": "text/plain; charset=iso-8859-1"}
+    s = site({"/robots.txt": (200, b"User-agent: *\nDisallow: /caf\xe9\n", headers)})
+    out = robots("--lint", "--brief", f"{s.url}/caf%E9", f"{s.url}/caf%C3%A9")
+    assert "no problems found" not in out.stdout
+    assert f"denied   {s.url}/caf%E9" in out.stdout and f"allowed  {s.url}/caf%C3%A9" in out.stdout
+    assert (
+        "line 2: Disallow: /caf\xe9 (iso8859-1) is read as Disallow: /caf%E9, which matches the iso8859-1 "
+        "spelling of the URL only, not /caf%C3%A9, the UTF-8 one that browsers and Scrapy send: so "
+        "/caf%C3%A9 stays allowed; save robots.txt as UTF-8 (RFC 9309 2.3)  [legacy-charset]"
+    ) in out.stdout
+
+
 # -- --json ------------------------------------------------------------------------------
 
 

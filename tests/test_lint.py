@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import pytest
 
+from scrapy_robots.decoding import normalize_robotstxt
 from scrapy_robots.lint import (
     BAD_VALUE,
     BINARY,
@@ -14,6 +16,8 @@ from scrapy_robots.lint import (
     EMPTY_USER_AGENT,
     HTML,
     INVALID_LINE,
+    LEGACY_CHARSET,
+    MISSING_COLON,
     MISSPELT,
     NO_LEADING_SLASH,
     NOT_UTF8,
@@ -189,8 +193,9 @@ def test_bytes_that_are_not_utf8_are_flagged_at_their_line():
     [finding] = lint_robotstxt(body)
     assert (finding.line, finding.code) == (2, NOT_UTF8)
     assert "%E9" in finding.message and "%C3%A9" in finding.message and "column 15" in finding.message
-    # A declared legacy charset is no surprise; UTF-8 declared is the same as none.
-    assert lint_robotstxt(body, encoding="iso-8859-1") == []
+    # A declared legacy charset says the same of the rule (#20 item 12); UTF-8 declared
+    # is the same as none.
+    assert [(f.line, f.code) for f in lint_robotstxt(body, encoding="iso-8859-1")] == [(2, LEGACY_CHARSET)]
     assert [f.code for f in lint_robotstxt(body, encoding="utf-8")] == [NOT_UTF8]
     assert lint_robotstxt(body.decode("latin-1")) == []  # text: nothing to say about bytes
 
@@ -206,10 +211,159 @@ def test_misspelt_keys_the_tokenizer_accepts_are_flagged():
         "Disallowed /d\n"  # 7 no colon, two words
     )
     findings = [(f.line, f.code) for f in lint_robotstxt(body)]
-    assert findings == [(1, MISSPELT), (2, MISSPELT), (5, MISSPELT), (6, MISSPELT), (7, MISSPELT)]
+    assert findings == [(1, MISSPELT), (2, MISSPELT), (5, MISSPELT), (6, MISSPELT), (7, MISSING_COLON), (7, MISSPELT)]
     by_line = {f.line: f.message for f in lint_robotstxt(body)}
     assert by_line[2] == (
         "'Disalow' is read as Disallow by Google's parser and ours, but not by every parser "
         "(urllib.robotparser skips the line): write Disallow"
     )
     assert "by our parser" in by_line[5]
+
+
+# -- issue #20 item 12: a directive with no colon ----------------------------------------
+
+
+def test_a_directive_with_no_colon_is_flagged_with_what_each_parser_reads():
+    body = (
+        "User-agent *\n"  # 1
+        "Disallow /nocolon\n"  # 2
+        "Disallow /a:b\n"  # 3 the value's colon cuts the line for Google and us
+        "Disallow /c d\n"  # 4 three words
+        "Crawl-delay 5\n"  # 5
+        "Disallow: /fine\n"  # 6
+        "Allowing robots is nice\n"  # 7 prose: no parser reads it
+        "Sitemap https://e.com/s.xml\n"  # 8
+    )
+    findings = lint_robotstxt(body)
+    assert [(f.line, f.code) for f in findings] == [
+        (1, MISSING_COLON),
+        (2, MISSING_COLON),
+        (3, MISSING_COLON),  # not also "Disallow: b does not start with '/'"
+        (4, MISSING_COLON),
+        (5, MISSING_COLON),
+        (7, INVALID_LINE),
+        (8, MISSING_COLON),  # not also "'Sitemap https' is misspelt" nor "not absolute"
+    ]
+    by_line = {f.line: f.message for f in findings}
+    assert by_line[2] == (
+        "no colon after Disallow: Google's parser, Protego and ours read Disallow: /nocolon; "
+        "urllib.robotparser and rerp skip the line (RFC 9309 requires the colon): write Disallow: /nocolon"
+    )
+    assert "User-agent: *" in by_line[1]
+    assert "Google's parser and ours read Disallow: b; Protego reads Disallow: /a:b;" in by_line[3]
+    assert "Protego reads Disallow: /c d; Google's parser, urllib.robotparser, rerp and ours skip" in by_line[4]
+    assert "Protego and ours read Crawl-delay: 5" in by_line[5]
+    assert (
+        "Google's parser and ours read Sitemap: //e.com/s.xml; Protego reads Sitemap: https://e.com/s.xml"
+        in (by_line[8])
+    )
+
+
+_BACKENDS = {
+    "ours": "RFC9309Parser",
+    "Google's parser": "GoogleParser",
+    "Protego": "ProtegoParser",
+    "urllib.robotparser": "PythonParser",
+    "rerp": "RerpParser",
+}
+_PROBES = ["/", "/nocolon", "/a:b", "/b", "/a", "/a%20b", "/x", "/ok", "/private"]
+
+
+def _observe(name: str, body: str) -> tuple[object, ...]:
+    import scrapy_robots.parsers as parsers
+    from scrapy_robots.parsers import DirectiveNotSupported
+
+    try:
+        parser = getattr(parsers, _BACKENDS[name])(body.encode(), "FooBot")
+    except ImportError:
+        pytest.skip(f"{name} is not installed")
+    seen: list[object] = [tuple(parser.allowed(f"https://e.com{p}", "FooBot") for p in _PROBES)]
+    for read in (lambda: parser.crawl_delay("FooBot"), parser.sitemaps, parser.preferred_host):
+        try:
+            seen.append(read())
+        except DirectiveNotSupported:
+            seen.append("n/a")
+    return tuple(seen)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "User-agent: *\nDisallow /nocolon\n",
+        "User-agent FooBot\nDisallow: /x\n",
+        "User-agent: *\nDisallow /a:b\n",
+        "User-agent: *\nDisallow /a: b\n",
+        "User-agent: *\nDisallow /a b\n",
+        "User-agent: *\nDisallow: /\nAllow /ok\n",
+        "User-agent: *\nDisallowed /x\n",
+        "User-agent: *\nDisallow: /x\nCrawl-delay 5\n",
+        "Sitemap https://e.com/s.xml\nUser-agent: *\nDisallow: /private\n",
+        "Host example.com:8080\nUser-agent: *\nDisallow: /private\n",
+    ],
+)
+def test_what_the_missing_colon_finding_says_each_parser_reads_it_does(body):
+    # Each parser the message names reads the line as the message says (the same
+    # answers as the line written with the colon), each one it says skips the line
+    # answers as if the line were a comment.
+    [finding] = [f for f in lint_robotstxt(body) if f.code == MISSING_COLON]
+    lines = body.split("\n")
+    said = finding.message.split(": ", 1)[1].split(" (RFC 9309")[0]
+    checked = set()
+    for part in said.split("; "):
+        names, verb, what = re.fullmatch(r"(.+?) (reads?|skips?) (.+)", part).groups()
+        if verb.startswith("read"):
+            line = what if ":" in what else what.replace("an empty ", "") + ":"
+        else:
+            line = "#"
+        expected = "\n".join(line if n == finding.line - 1 else text for n, text in enumerate(lines))
+        for name in re.split(r", | and ", names):
+            name = "ours" if name == "our parser" else name
+            assert _observe(name, body) == _observe(name, expected), (name, part)
+            checked.add(name)
+    assert "ours" in checked
+
+
+# -- issue #20 item 12: a rule in a legacy charset ---------------------------------------
+
+
+def test_a_rule_in_a_legacy_charset_is_flagged_it_matches_only_that_spelling():
+    body = b"User-agent: *\nDisallow: /caf\xe9 # caf\xe9\nDisallow: /caf\xc3\xa9s\nAllow: /x%E9\n# \xe9t\xe9\n"
+    [finding] = lint_robotstxt(body, encoding="iso-8859-1")
+    assert (finding.line, finding.code) == (2, LEGACY_CHARSET)
+    assert finding.message == (
+        "Disallow: /caf\xe9 (iso8859-1) is read as Disallow: /caf%E9, which matches the iso8859-1 spelling of "
+        "the URL only, not /caf%C3%A9, the UTF-8 one that browsers and Scrapy send: so /caf%C3%A9 stays "
+        "allowed; save robots.txt as UTF-8 (RFC 9309 2.3)"
+    )
+    # What the message says is what the crawl does with the file served so.
+    robots = RobotsTxt.parse(normalize_robotstxt(body, "text/plain; charset=iso-8859-1"))
+    assert not robots.allowed("https://e.com/caf%E9", "FooBot")
+    assert robots.allowed("https://e.com/caf%C3%A9", "FooBot")
+    assert robots.allowed("https://e.com/caf\xe9", "FooBot")
+
+
+@pytest.mark.parametrize(
+    ("text", "charset", "read", "utf8"),
+    [
+        ("Allow: /\xe9t\xe9", "cp1252", "/%E9t%E9", "/%C3%A9t%C3%A9"),
+        ("Disallow: /\u043f\u0443\u0442\u044c", "cp1251", "/%EF%F3%F2%FC", "/%D0%BF%D1%83%D1%82%D1%8C"),
+        ("Disallow: /\u8868", "shift_jis", "/%95%5C", "/%E8%A1%A8"),  # multi-byte, its 2nd byte "\\"
+    ],
+)
+def test_each_legacy_charset_rule_says_what_it_matches(text, charset, read, utf8):
+    body = f"User-agent: *\n{text}\n".encode(charset)
+    [finding] = lint_robotstxt(body, encoding=charset)
+    assert finding.code == LEGACY_CHARSET
+    assert f"is read as {text.split(':')[0]}: {read}, " in finding.message
+    assert f"not {utf8}, the UTF-8 one" in finding.message
+    robots = RobotsTxt.parse(normalize_robotstxt(body, f"text/plain; charset={charset}"))
+    assert robots.allowed(f"https://e.com{read}", "FooBot") is text.startswith("Allow")
+    assert robots.allowed(f"https://e.com{utf8}", "FooBot")
+
+
+def test_a_rule_that_matches_its_utf8_url_is_not_flagged():
+    rule = "User-agent: *\nDisallow: /caf\xe9\n"
+    # A UTF-8 file declared Latin-1 (read as UTF-8), UTF-16 (decoded), text (characters).
+    assert lint_robotstxt(rule.encode("utf-8"), encoding="iso-8859-1") == []
+    assert lint_robotstxt(rule.encode("utf-16"), encoding="utf-16") == []
+    assert lint_robotstxt(rule, encoding="iso-8859-1") == []
