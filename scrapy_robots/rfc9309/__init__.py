@@ -15,6 +15,7 @@ groups as RFC 9309 forms them) and walks the file with :func:`parse_robotstxt`.
 
 from __future__ import annotations
 
+from scrapy_robots.rfc9309._agent import AgentRules
 from scrapy_robots.rfc9309._agents import agent_key, name_key, select_groups
 from scrapy_robots.rfc9309._groups import Group, GroupBuilder
 from scrapy_robots.rfc9309._matcher import Rule
@@ -56,6 +57,7 @@ from scrapy_robots.rfc9309._values import (
 )
 
 __all__ = [
+    "AgentRules",
     "AGENT_MATCHINGS",
     "ALLOW",
     "CLEAN_PARAM",

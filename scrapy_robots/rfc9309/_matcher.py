@@ -25,6 +25,7 @@ The walks stop as soon as nothing left can beat the best rank found.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from itertools import compress
 from typing import TYPE_CHECKING, Final, NamedTuple
@@ -71,7 +72,7 @@ _Wild = tuple[tuple[str, ...], str, bool]
 #: ``(line, allow, pattern as written)``, as the group builder records a rule.
 RawRule = tuple[int, bool, str]
 #: ``(rank, verdict, raw rule, how it matches, what it needs: None, a literal or a _Wild)``
-Entry = tuple[int, bool, RawRule, int, "str | _Wild | None"]
+Entry = tuple[int, bool, "RawRule | None", int, "str | _Wild | None"]
 
 _NO_RANK: Final = -(1 << 62)
 # Stand-ins for a pattern's literal "*" and "$" while its rules are filed.
@@ -86,8 +87,9 @@ class CompiledRules:
     """Decides which rule of a (merged) group applies to a normalised path."""
 
     __slots__ = (
-        "_plain",
         "_heads",
+        "_allow",
+        "_raws",
         "_parents",
         "_chain_best",
         "_special_heads",
@@ -97,13 +99,18 @@ class CompiledRules:
         "_caps",
         "_special_cap",
     )
+    _heads: tuple[str, ...]
+    _parents: Sequence[int] | None
     _special_heads: Sequence[str]
     _special_parents: Sequence[int]
     _buckets: Sequence[Sequence[Entry]]
     _literals: Sequence[tuple[str, ...] | None]
     _caps: Sequence[int]
 
-    def __init__(self, rules: Sequence[RawRule], options: Options):
+    def __init__(self, rules: Sequence[RawRule], options: Options, lines: bool = True):
+        # ``lines=False`` keeps the verdicts only: no rule's line or text survives
+        # the build (decide() then returns entries whose raw rule is None), which
+        # is what a crawl keeps of every site (see _agent.AgentRules).
         # Compiled lazily, once per agent, on the first question, so that cost
         # counts. Work on all patterns at once where Python does it in C (a
         # join, a dict built from two iterators, a sort) and loop in Python only
@@ -140,7 +147,7 @@ class CompiledRules:
                 empty = buckets.setdefault("", [])
                 for pattern, raw in zip(patterns, rules):
                     if not pattern:
-                        empty.append((-raw[0] if first_match else 1, True, raw, _PREFIX, None))
+                        empty.append((-raw[0] if first_match else 1, True, raw if lines else None, _PREFIX, None))
         if duplicates and not first_match:
             for pattern, raw in zip(patterns, rules):
                 if raw[1]:
@@ -153,7 +160,7 @@ class CompiledRules:
                 raw = plain.pop(pattern)
                 head, how, needs = _compile(pattern)
                 rank = -raw[0] if first_match else 2 * len(pattern) + raw[1]
-                buckets.setdefault(head, []).append((rank, raw[1], raw, how, needs))
+                buckets.setdefault(head, []).append((rank, raw[1], raw if lines else None, how, needs))
         if wildcards and "/index.htm" in blob:
             for pattern, raw in zip(patterns, rules):
                 if raw[1] and "/index.htm" in pattern:
@@ -163,20 +170,23 @@ class CompiledRules:
                         derived = pattern[: slash + 1] + "$"
                         head, how, needs = _compile(derived)
                         rank = -raw[0] if first_match else 2 * len(derived) + 1
-                        buckets.setdefault(head, []).append((rank, True, raw, how, needs))
+                        buckets.setdefault(head, []).append((rank, True, raw if lines else None, how, needs))
         if stand_ins:
             plain = {_literal(pattern): raw for pattern, raw in plain.items()}
             buckets = {
                 _literal(head): [(*entry[:4], _literal_needs(entry[4])) for entry in entries]
                 for head, entries in buckets.items()
             }
-        self._compile_plain(plain, first_match)
+        self._compile_plain(plain, first_match, lines)
         self._compile_special(buckets)
 
-    def _compile_plain(self, plain: dict[str, RawRule], first_match: bool) -> None:
-        self._plain = plain
-        self._heads = sorted(plain)
-        self._parents: list[int] | None = None
+    def _compile_plain(self, plain: dict[str, RawRule], first_match: bool, lines: bool) -> None:
+        # Tuples and bytes, not lists: what a compiled group keeps lives as long as
+        # the site's entry, and every slot a list over-allocates is kept with it.
+        self._heads = heads = tuple(sorted(plain))
+        self._allow = bytes([plain[head][1] for head in heads])
+        self._raws = tuple([plain[head] for head in heads]) if lines else None
+        self._parents = None
         # Under longest match the longest matching prefix wins outright; under
         # first match an ancestor (a shorter prefix) may come earlier in the file,
         # so each pattern needs the best rank along its chain.
@@ -184,21 +194,21 @@ class CompiledRules:
         if first_match:
             parents = self._link()
             chain_best: list[Entry] = []
-            for index, head in enumerate(self._heads):
+            for index, head in enumerate(heads):
                 raw = plain[head]
                 parent = parents[index]
                 if parent >= 0 and chain_best[parent][0] > -raw[0]:
                     chain_best.append(chain_best[parent])
                 else:
-                    chain_best.append((-raw[0], raw[1], raw, _PREFIX, None))
+                    chain_best.append((-raw[0], raw[1], raw if lines else None, _PREFIX, None))
             self._chain_best = chain_best
 
-    def _link(self) -> list[int]:
+    def _link(self) -> Sequence[int]:
         """For each pattern, the index of its longest proper prefix among the patterns, or -1.
 
         Built on the first path that needs it: many compiled groups never do.
         """
-        self._parents = parents = _parents_of(self._heads)
+        self._parents = parents = array("i", _parents_of(self._heads))
         return parents
 
     def _compile_special(self, buckets: dict[str, list[Entry]]) -> None:
@@ -225,11 +235,11 @@ class CompiledRules:
             screens.append(tuple(map(_required, entries)) if len(entries) >= _SCREEN_MIN else None)
             indexed.append(entries)
             caps.append(max(entries[0][0], caps[parent]) if parent >= 0 else entries[0][0])
-        self._special_heads = heads
-        self._special_parents = parents
-        self._buckets = indexed
-        self._literals = screens
-        self._caps = caps
+        self._special_heads = tuple(heads)
+        self._special_parents = array("i", parents)
+        self._buckets = tuple(map(tuple, indexed))
+        self._literals = tuple(screens)
+        self._caps = array("q", caps)
         self._special_cap = max(caps, default=_NO_RANK)
 
     def allows(self, path: str) -> bool:
@@ -253,14 +263,13 @@ class CompiledRules:
                 return True
             entry = self._best_special(path, _NO_RANK)
             return entry is None or entry[1]
-        head = heads[index]
-        allow = self._plain[head][1]
-        rank = 2 * len(head) + allow
+        allow = self._allow[index]
+        rank = 2 * len(heads[index]) + allow
         # Most files have no special rule: their cap is _NO_RANK, below any rank.
         if self._special_cap <= rank:
-            return allow
+            return allow == 1
         entry = self._best_special(path, rank)
-        return allow if entry is None else entry[1]
+        return allow == 1 if entry is None else entry[1]
 
     def decide(self, path: str) -> Entry | None:
         """The entry of the rule that decides ``path``, or ``None`` if no rule matches."""
@@ -276,10 +285,9 @@ class CompiledRules:
                     index = parents[index]
             if index >= 0:
                 if self._chain_best is None:
-                    head = heads[index]
-                    raw = self._plain[head]
-                    best_rank = 2 * len(head) + raw[1]
-                    best = (best_rank, raw[1], raw, _PREFIX, None)
+                    allow = self._allow[index] == 1
+                    best_rank = 2 * len(heads[index]) + allow
+                    best = (best_rank, allow, None if self._raws is None else self._raws[index], _PREFIX, None)
                 else:
                     best = self._chain_best[index]
                     best_rank = best[0]
@@ -332,6 +340,7 @@ class CompiledRules:
 
 def rule_of(entry: Entry) -> Rule:
     """The public :class:`Rule` for a decided entry."""
+    assert entry[2] is not None, "a verdict-only build keeps no rule"
     line, allow, pattern = entry[2]
     return Rule(line, entry[1], pattern, "Allow" if allow else "Disallow")
 
@@ -376,7 +385,8 @@ def _literal_needs(needs: str | _Wild | None) -> str | _Wild | None:
 
 
 def _entry_order(entry: Entry) -> tuple[int, int]:
-    return (-entry[0], entry[2][0])
+    # Without lines (a verdict-only build), equal ranks give equal verdicts: any order.
+    return (-entry[0], 0 if entry[2] is None else entry[2][0])
 
 
 def _compile(pattern: str) -> tuple[str, int, str | _Wild | None]:

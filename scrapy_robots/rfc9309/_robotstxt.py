@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from scrapy_robots.decoding import PERCENT_ERRORS, decode_robotstxt
+from scrapy_robots.rfc9309._agent import ROBOTS_TXT as _ROBOTS_TXT
+from scrapy_robots.rfc9309._agent import AgentRules, check_allows
 from scrapy_robots.rfc9309._agents import crawler_name, index_groups, scan_groups, select_groups
 from scrapy_robots.rfc9309._groups import GroupBuilder
 from scrapy_robots.rfc9309._matcher import CompiledRules, Rule, rule_of
@@ -20,12 +21,6 @@ if TYPE_CHECKING:
     from scrapy_robots.rfc9309._groups import Group
     from scrapy_robots.rfc9309._values import CleanParam, RequestRate, VisitTime
 
-# Same grammar as _url.path_of, inlined into allowed(): a function call is a
-# measurable share of a check. The group is the path, without the fragment;
-# neither the scheme nor the authority crosses a "#", so a "#" before the path
-# leaves the group empty, as path_of() returns "/" then.
-_PATH: Final = re.compile(r"(?://)?(?:[^/?;#]*://)?[^/?;#]*([^#]*)").match
-_ROBOTS_TXT: Final = "/robots.txt"
 # A crawler asks as one or two agents; a bound keeps a caller that passes a
 # new string every time from growing the caches without limit.
 _CACHE_MAX: Final = 256
@@ -133,31 +128,7 @@ class RobotsTxt:
         check: Any = self._checks.get(user_agent, _UNSEEN)
         if check is _UNSEEN:
             check = self._check_for(user_agent)
-        if check is None:
-            # No rule applies to this agent: every URL is allowed, parsed or not.
-            return True
-        # (Not isinstance(): this is the hot path, and the test costs less.)
-        text: str = url if url.__class__ is str else url.decode("utf-8", PERCENT_ERRORS)  # type: ignore[union-attr]
-        # The URLs asked of one robots.txt are nearly all on its own site: once one
-        # has been seen, the path of the next starts where the same "scheme://host"
-        # ends, found with no regular expression.
-        origin = self._origin
-        if origin and text.startswith(origin):
-            path = text[len(origin) - 1 :]
-            if "#" in path:
-                path = path[: path.index("#")]
-        else:
-            match: Any = _PATH(text)  # matches "" at worst
-            path = match.group(1)
-            if not path or path[0] != "/":
-                path = "/" + path
-            elif match.start(1):
-                self._origin = text[: match.start(1) + 1]
-        if "%" in path or not path.isascii():
-            path = normalize_url_path(path)
-        # RFC 9309 2.2.2: /robots.txt itself is always allowed. Asked only of a
-        # path the rules disallow, which most are not.
-        return check.allows(path) or (path.startswith(_ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"))
+        return check_allows(self, check, url)
 
     def explain(self, url: str | bytes, user_agent: str = "*") -> Explanation:
         """Which group and which rule decide whether ``user_agent`` may fetch ``url``."""
@@ -219,6 +190,15 @@ class RobotsTxt:
     def visit_time(self, user_agent: str = "*") -> VisitTime | None:
         """``Visit-time`` for ``user_agent``, or ``None``."""
         return next((g.visit_time for g in self._select(user_agent) if g.visit_time is not None), None)
+
+    def agent_rules(self, user_agent: str = "*") -> tuple[AgentRules, str]:
+        """What ``user_agent`` obeys here and nothing else, ready to answer (the same
+        verdicts as :meth:`allowed`, its ``Crawl-delay`` and ``Request-rate``), and its
+        text form (:meth:`AgentRules.loads` builds it again without this file)."""
+        groups = self._select(user_agent)
+        rules = groups[0].rules if len(groups) == 1 else sorted(rule for group in groups for rule in group.rules)
+        delay, rate = self.crawl_delay(user_agent), self.request_rate(user_agent)
+        return AgentRules(rules, self.options, delay, rate), AgentRules.dumps(rules, self.options, delay, rate)
 
     @property
     def agents(self) -> tuple[str, ...]:
