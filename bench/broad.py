@@ -50,6 +50,7 @@ the asyncio reactor, each response's callback output goes through CONCURRENT_ITE
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -93,6 +94,7 @@ LABELS = {
 USER_AGENT = "Mozilla/5.0 (compatible; FooBot/1.0; +https://foo.example/bot)"
 # Issue #12's goals for ours at the defaults.
 GOAL_WALL = 1.20  # x the anchor's wall
+GOAL_CPU = 1.20  # x the anchor's CPU (issue #21)
 GOAL_KIB_PER_SITE = 2.0  # RSS above the anchor's
 
 
@@ -137,6 +139,9 @@ def crawl(config: dict[str, Any]) -> None:
     process.start()
     wall = time.perf_counter() - start
     stats = {key: value for key, value in crawler.stats.get_stats().items() if isinstance(value, (int, float))}
+    # The garbage collector's work, by generation: the full collections (2) are the costly ones.
+    for generation, counts in enumerate(gc.get_stats()):
+        stats[f"gc/collections/{generation}"] = counts["collections"]
     Path(config["result"]).write_text(json.dumps({"wall": wall, "stats": stats}))
 
 
@@ -312,6 +317,12 @@ def progress(run: Run) -> None:
 # -- the report -----------------------------------------------------------------------
 
 
+def parses(runs: list[Run]) -> str:
+    """The crawl's robotstxt/parsed: bodies parsed (ours only; '-' for the others)."""
+    counts = [r.stats["robotstxt/parsed"] for r in runs if "robotstxt/parsed" in r.stats]
+    return f"{statistics.median(counts):.0f}" if counts else "-"
+
+
 def median(runs: list[Run], value: Callable[[Run], float]) -> float:
     return statistics.median(value(run) for run in runs)
 
@@ -329,6 +340,8 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
         "robots.txt fetches",
         "fetches per site",
         "evicted",
+        "parses",
+        "full GCs",
         "pages",
         "denied",
         "wall s",
@@ -357,6 +370,8 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
                     f"{median(runs, lambda r: r.fetches):.0f}",
                     per_site(runs),
                     f"{statistics.median(evicted):.0f}" if evicted else "-",
+                    parses(runs),
+                    f"{median(runs, lambda r: r.stats.get('gc/collections/2', 0)):.0f}",
                     f"{median(runs, lambda r: r.stats.get('broad/pages', 0)):.0f}",
                     f"{median(runs, lambda r: r.stats.get('broad/denied', 0)):.0f}",
                     f"{wall:.1f}",
@@ -374,7 +389,8 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
         f"Broad crawl, {len(PATHS)} URLs per site, interleaved; CONCURRENT_REQUESTS={args.concurrency}, "
         f"DOWNLOAD_DELAY=0, LOG_LEVEL=INFO{extra}; {repeats}.\n"
         f"robots.txt fetches, fetches per site ('1x:4990 2x:10': 4,990 sites fetched once, 10 twice): at the "
-        f"proxy. evicted: the crawl's robotstxt/cache/evicted.\npages, denied: the crawl's responses and "
+        f"proxy. evicted: the crawl's robotstxt/cache/evicted. parses: its robotstxt/parsed. full GCs: its\n"
+        f"generation-2 garbage collections.\npages, denied: the crawl's responses and "
         f"IgnoreRequests. CPU: user + system of the crawl process. x and RSS +KiB/site: against the\n"
         f"ROBOTSTXT_OBEY=False crawl of the same sites.\n"
     )
@@ -415,8 +431,23 @@ def goals(sites: int, by_run: dict[str, list[Run]]) -> None:
         lambda runs: f"{median(runs, lambda r: r.fetches):.0f}",
         lambda runs: all(r.proxy.get("robots_per_site") == {"1": sites} for r in runs),
     )
+    if ours:
+        parsed = [r.stats.get("robotstxt/parsed", 0) for r in ours]
+        bodies = sites - [robots_kind(i) for i in range(sites)].count("404")  # a 404 has no body
+        verdict = "yes" if all(count == bodies for count in parsed) else "NO"
+        print(f"  robots.txt parses = sites with a body ({bodies:,}): {verdict} (ours {statistics.median(parsed):.0f})")
+    if ours and stock:
+        cpu_ours, cpu_stock = median(ours, lambda r: r.cpu), median(stock, lambda r: r.cpu)
+        verdict = "yes" if cpu_ours <= cpu_stock else "NO"
+        ratio = cpu_ours / cpu_stock
+        print(f"  CPU <= stock's: {verdict} (ours {cpu_ours:.1f} s, stock {cpu_stock:.1f} s, x{ratio:.2f})")
     if anchor:
         wall, cpu, rss = (median(anchor, value) for value in (lambda r: r.wall, lambda r: r.cpu, lambda r: r.rss_kib))
+        say(
+            f"CPU <= x{GOAL_CPU:.2f} of no-robots ({cpu:.1f} s)",
+            lambda runs: f"x{median(runs, lambda r: r.cpu) / cpu:.2f}",
+            lambda runs: median(runs, lambda r: r.cpu) <= GOAL_CPU * cpu,
+        )
         say(
             f"wall <= x{GOAL_WALL:.2f} of no-robots ({wall:.1f} s)",
             lambda runs: (
@@ -439,6 +470,9 @@ def goals(sites: int, by_run: dict[str, list[Run]]) -> None:
             f"  a resumed JOBDIR crawl makes 0 robots.txt fetches: {verdict} "
             f"({fetches:.0f} in the second crawl, {median(first, lambda r: r.fetches):.0f} in the first)"
         )
+        parsed = median(second, lambda r: r.stats.get("robotstxt/parsed", 0)) if second else float("nan")
+        verdict = "FAILED" if failed else "yes" if parsed == 0 else "NO"
+        print(f"  ... and parses 0 bodies: {verdict} ({parsed:.0f} in the second crawl)")
 
 
 def main() -> None:

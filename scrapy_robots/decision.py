@@ -119,6 +119,7 @@ def _unreachable(
         assert previous is not None
         entry.action, entry.parser, entry.status = previous.action, previous.parser, previous.status
         entry.body, entry.delay, entry.usage = previous.body, previous.delay, previous.usage
+        entry.rules, entry.others, entry.agents = previous.rules, previous.others, previous.agents
     return Decision(entry, kind, stale=stale)
 
 

@@ -27,11 +27,15 @@ class SiteDelay:
 def read_site_delay(parser: RobotParser, user_agent: str | bytes, maximum: float, exceeded: str) -> SiteDelay | None:
     """The delay ``parser``'s file asks of ``user_agent``, or None. Never raises:
     values that are not a usable number of seconds (NaN, inf, negative) are ignored."""
+    return site_delay(_ask(parser.crawl_delay, user_agent), _ask(parser.request_rate, user_agent), maximum, exceeded)
+
+
+def site_delay(delay: Any, rate: Any, maximum: float, exceeded: str) -> SiteDelay | None:
+    """The delay asked by a ``Crawl-delay`` and a ``Request-rate`` (``(requests, seconds)``),
+    either None, as :func:`read_site_delay` reads them."""
     candidates = []
-    delay = _ask(parser.crawl_delay, user_agent)
     if _usable(delay):
         candidates.append(float(delay))
-    rate = _ask(parser.request_rate, user_agent)
     if rate is not None:
         try:
             requests, seconds = float(rate[0]), float(rate[1])

@@ -67,8 +67,9 @@ class RobotsFetcher:
         self.crawler = crawler
         self.maxsize = config.maxsize
         self.timeout = config.timeout
-        crawler.signals.connect(self._headers_received, signal=signals.headers_received)
-        crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
+        # The size cap's receivers run on every download of the crawl while connected:
+        # connected only while a robots.txt download is in flight (pages cost nothing).
+        self._in_flight = 0
 
     def request_for(self, site: str, via: Request | None = None) -> Request:
         """The robots.txt request of ``site``; ``via`` is the request that needs it,
@@ -96,10 +97,13 @@ class RobotsFetcher:
     async def fetch(self, site: str, via: Request | None = None) -> FetchResult:
         request = self.request_for(site, via)
         started = time.monotonic()
+        self._listen(+1)
         try:
             response = await self._download(request)
         except Exception as exc:
             return FetchResult(requested_url=request.url, url=request.url, error=exc, started=started, site=site)
+        finally:
+            self._listen(-1)
         body = response.body
         truncated = len(body) > self.maxsize or "download_stopped" in response.flags
         body = cut_at_maxsize(body, self.maxsize)
@@ -114,6 +118,16 @@ class RobotsFetcher:
             started=started,
             site=site,
         )
+
+    def _listen(self, change: int) -> None:
+        signal_manager = self.crawler.signals
+        self._in_flight += change
+        if change > 0 and self._in_flight == 1:
+            signal_manager.connect(self._headers_received, signal=signals.headers_received)
+            signal_manager.connect(self._bytes_received, signal=signals.bytes_received)
+        elif change < 0 and self._in_flight == 0:
+            signal_manager.disconnect(self._headers_received, signal=signals.headers_received)
+            signal_manager.disconnect(self._bytes_received, signal=signals.bytes_received)
 
     async def _download(self, request: Request) -> Response:
         engine = self.crawler.engine

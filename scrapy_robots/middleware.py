@@ -18,13 +18,13 @@ from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_robots.addon import STOCK
 from scrapy_robots.cache import RobotsCache, RobotsEntry, RobotsStorage, check_storage_class
-from scrapy_robots.config import RobotsConfig
+from scrapy_robots.config import RobotsConfig, cache_size
 from scrapy_robots.fetch import RobotsFetcher
 from scrapy_robots.pacing import SitePacing
 from scrapy_robots.reader import RobotsReader
 from scrapy_robots.sites import SiteBook
 from scrapy_robots.slots import SlotPacer, leave_redirecting_hosts_slot
-from scrapy_robots.verdict import ALLOWED, FORBIDDEN, Verdict, verdict
+from scrapy_robots.verdict import ALLOWED, FORBIDDEN, OtherAgent, Verdict, verdict
 from scrapy_robots.waiting import CrawlClosing, RoomFull, WaitingRoom
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class RobotsTxtMiddleware:
         self.parser_name = config.parser_name
         reader = RobotsReader(crawler, config)
         # The hot tier (ready to answer, in memory) in front of the storage (every site, as data).
-        self.cache = RobotsCache(config.cache_parsed)
+        self.cache = RobotsCache(config.cache_parsed, cache_size(crawler.settings))
         check_storage_class("ROBOTSTXT_CACHE_STORAGE", config.storage_class)
         self.storage: RobotsStorage = build_from_crawler(config.storage_class, crawler)
         self.room = WaitingRoom(crawler, config.max_waiting, config.requeue_on_close)
@@ -89,7 +89,11 @@ class RobotsTxtMiddleware:
         entry = self.sites.ready(site)
         if entry is None:
             return await self._process_slowly(request, site)
-        self._obey(entry, request)
+        try:
+            self._obey(entry, request)
+        except OtherAgent as other:  # a request with its own User-Agent: its rules, once
+            await self.sites.learn_agent(entry, other.agent, request)
+            return await self._process_slowly(request, site)
         turn = self.pacing.pace(entry, request)
         if turn is not None:  # a pace shared with other crawlers: wait for the site's turn
             return await self._wait(request, turn)
@@ -102,7 +106,11 @@ class RobotsTxtMiddleware:
             return self.room.closing_exit(request, closing)
         except RoomFull:
             return await self.room.overflow(request)
-        self._obey(entry, request)
+        try:
+            self._obey(entry, request)
+        except OtherAgent as other:
+            await self.sites.learn_agent(entry, other.agent, request)
+            self._obey(entry, request)
         turn = self.pacing.pace(entry, request)
         return None if turn is None else await self._wait(request, turn)
 

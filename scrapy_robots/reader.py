@@ -1,19 +1,25 @@
 """RobotsReader: a robots.txt body becomes what the crawl asks of it.
 
 The one place where an entry is made ready, whether its body was just fetched or
-comes back from the storage: the parser the project chose (``ROBOTSTXT_PARSER``),
-the usage preferences (``ROBOTSTXT_USAGE``, read by our own parser whatever the
-backend) and the site's delay (``ROBOTSTXT_CRAWL_DELAY``).
+comes back from the storage: what the crawl's agent obeys (``rules``, when the parser
+the project chose, ``ROBOTSTXT_PARSER``, can say it alone: see
+:meth:`~scrapy_robots.parsers.RobotParser.reduce`), else the whole parser; the usage
+preferences (``ROBOTSTXT_USAGE``, read by our own parser whatever the backend) and the
+site's delay (``ROBOTSTXT_CRAWL_DELAY``).
+
+A body is parsed once per site (``robotstxt/parsed`` counts it): the entry keeps the
+agent's rules in text form (``agents``) beside the body in the storage, and a site that
+comes back from the storage is built from them, not parsed again.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.misc import build_from_crawler
 
-from scrapy_robots.delay import read_site_delay
+from scrapy_robots.delay import read_site_delay, site_delay
 from scrapy_robots.parsers import RobotParser, as_robot_parser, check_parser_class
 from scrapy_robots.policy import Action
 from scrapy_robots.usage import site_preferences
@@ -26,10 +32,14 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: Other agents (per-request User-Agent headers) whose rules one entry keeps.
+MAX_OTHER_AGENTS = 16
+
 
 class RobotsReader:
     def __init__(self, crawler: Crawler, config: RobotsConfig):
         self.crawler = crawler
+        self.stats = crawler.stats
         self.config = config
         self.agent = config.default_user_agent
         check_parser_class("ROBOTSTXT_PARSER", config.parser_class)
@@ -38,27 +48,72 @@ class RobotsReader:
             build_from_crawler(config.parser_class, crawler, b"")
         except Exception as exc:
             raise RuntimeError(f"ROBOTSTXT_PARSER = {config.parser_name} cannot be used: {exc}") from exc
+        #: Where this crawler's rules are kept in an entry's ``agents``: the same parser,
+        #: options and agent make the same rules of a body.
+        o = config.rfc9309
+        options = f"{o.precedence},{o.wildcards:d},{o.empty_rules},{o.agent_matching}"
+        self.key = f"{config.parser_name}|{options}|{self.agent}"
+        self._restore = getattr(config.parser_class, "restore", None)  # Scrapy-interface classes have none
 
     def ready(self, entry: RobotsEntry) -> RobotsEntry | None:
-        """``entry`` with what its body gives (parser, usage, delay), built once. None
-        for a parsed robots.txt that comes without its body (it left the storage).
-        A body the parser cannot read makes the site allowed, as Scrapy's middleware does."""
-        if entry.action is not Action.PARSE or entry.parser is not None:
+        """``entry`` with what the crawl asks of it (rules or parser, usage, delay),
+        built once. None for a parsed robots.txt that comes without its rules or its
+        body (it left the storage). A body the parser cannot read makes the site
+        allowed, as Scrapy's middleware does."""
+        if entry.action is not Action.PARSE or entry.parser is not None or entry.rules is not None:
             return entry
+        form = entry.agents.get(self.key) if entry.agents else None
+        # The usage preferences are read from the body (ROBOTSTXT_USAGE): parsed then.
+        if form is not None and self.config.usage is None and self._restore is not None:
+            rules = self._restore(form)
+            if rules is not None:
+                entry.rules = rules
+                entry.delay = self._delay(rules.crawl_delay, rules.request_rate)
+                return entry
         if entry.body is None:
             return None
-        entry.parser = self.parse(entry.body, entry.url)
-        if entry.parser is None:
-            entry.action = Action.ALLOW
-            return entry
-        if self.config.usage is not None:
-            entry.usage = site_preferences(entry.body)
-        if self.config.crawl_delay:
-            config = self.config
-            entry.delay = read_site_delay(entry.parser, self.agent, config.max_crawl_delay, config.crawl_delay_exceeded)
+        self.read(entry)
         return entry
 
+    def read(self, entry: RobotsEntry) -> RobotParser | None:
+        """Parse the entry's body and keep what the crawl asks of it. Returns the whole
+        parser (for the ``robots_parsed`` receivers), None if it could not parse."""
+        assert entry.body is not None
+        parser = self.parse(entry.body, entry.url)
+        if parser is None:
+            entry.action = Action.ALLOW
+            return None
+        if self.config.usage is not None:
+            entry.usage = site_preferences(entry.body)
+        reduced = self._reduce(parser, self.agent)
+        if reduced is not None:
+            entry.rules, form = reduced
+            entry.agents = {**(entry.agents or {}), self.key: form}
+            entry.delay = self._delay(entry.rules.crawl_delay, entry.rules.request_rate)
+        else:
+            entry.parser = parser
+            if self.config.crawl_delay:
+                config = self.config
+                entry.delay = read_site_delay(parser, self.agent, config.max_crawl_delay, config.crawl_delay_exceeded)
+        return parser
+
+    def read_other_agent(self, entry: RobotsEntry, body: bytes, agent: str | bytes) -> None:
+        """Build what ``agent`` (not the crawl's own) obeys from ``body``, once, and keep
+        it beside the entry's rules (``others``)."""
+        parser = self.parse(body, entry.url)
+        reduced = None if parser is None else self._reduce(parser, agent)
+        # A body that no longer parses (it did for the crawl's agent): that agent's rules.
+        self.keep_other_agent(entry, agent, entry.rules if reduced is None else reduced[0])
+
+    @staticmethod
+    def keep_other_agent(entry: RobotsEntry, agent: str | bytes, rules: Any) -> None:
+        others = entry.others
+        if others is None or len(others) >= MAX_OTHER_AGENTS:
+            others = entry.others = {}
+        others[agent] = rules
+
     def parse(self, body: bytes, url: str | None) -> RobotParser | None:
+        self.stats.inc_value("robotstxt/parsed")
         try:
             parser = build_from_crawler(self.config.parser_class, self.crawler, body)
         except Exception:
@@ -67,6 +122,19 @@ class RobotsReader:
                 {"parser": self.config.parser_name, "url": url or "?"},
                 extra={"spider": self.crawler.spider},
             )
-            self.crawler.stats.inc_value("robotstxt/parser_error")
+            self.stats.inc_value("robotstxt/parser_error")
             return None
         return as_robot_parser(parser, self.agent)
+
+    def _reduce(self, parser: RobotParser, agent: str | bytes) -> tuple[Any, str] | None:
+        try:
+            return parser.reduce(agent)
+        except Exception:  # a parser bug must not break the crawl: it is kept whole
+            logger.exception("%(parser)s failed to reduce robots.txt to one agent", {"parser": self.config.parser_name})
+            return None
+
+    def _delay(self, delay: float | None, rate: Any) -> Any:
+        config = self.config
+        if not config.crawl_delay:
+            return None
+        return site_delay(delay, rate, config.max_crawl_delay, config.crawl_delay_exceeded)

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from scrapy_robots.decision import Decision
     from scrapy_robots.fetch import FetchResult, RobotsFetcher
     from scrapy_robots.pacing import SitePacing
+    from scrapy_robots.parsers import RobotParser
     from scrapy_robots.reader import RobotsReader
     from scrapy_robots.waiting import WaitingRoom
 
@@ -149,11 +150,12 @@ class SiteBook:
         if previous is None and stored is not None:
             previous = self.reader.ready(stored)
         elif previous is not None and previous.body is None and stored is not None:
-            previous.body = stored.body  # so that a stale copy kept in use is stored whole
+            # So that a stale copy kept in use is stored whole.
+            previous.body, previous.agents = stored.body, stored.agents
         entry = await self.storage.fetch_once(site, partial(self._fetch, site, previous, request))
         # Fetched by another crawler of a fleet, it comes without a parser: made ready here.
         entry = self.reader.ready(entry) or entry
-        entry.body = None  # the storage keeps it; the hot tier keeps the parser
+        entry.body = entry.agents = None  # the storage keeps them; the hot tier the rules or parser
         self.hot.put(entry)
         return entry
 
@@ -167,9 +169,29 @@ class SiteBook:
         self.stats.inc_value("robotstxt/cache/restored")
         if entry.fetched_at < self.started and entry.site not in self._announced:
             self._announce(entry)
-        entry.body = None
+        entry.body = entry.agents = None
         self.hot.put(entry)
         return entry
+
+    async def learn_agent(self, entry: RobotsEntry, agent: str | bytes, request: Request) -> None:
+        """Build what ``agent`` obeys at ``entry``'s site (a request with its own
+        User-Agent), from the stored body, once: kept beside the crawl agent's rules."""
+        try:
+            stored = self.storage.load_now(entry.site) or await self.storage.load(entry.site)
+        except Exception:
+            self._storage_failed(entry.site)
+            stored = None
+        if stored is not None and stored.body is not None:
+            self.reader.read_other_agent(entry, stored.body, agent)
+            return
+        self.stats.inc_value("robotstxt/other_agent_without_body")
+        logger.warning(
+            "robots.txt for %(site)s: the storage no longer holds the body to read the rules of "
+            "User-Agent %(agent)r; the crawl's agent's rules apply to it",
+            {"site": entry.site, "agent": agent},
+            extra={"spider": self.crawler.spider},
+        )
+        self.reader.keep_other_agent(entry, agent, entry.rules)
 
     def _announce(self, entry: RobotsEntry) -> None:
         """Say what a site restored from a previous run holds, and count its delay, as
@@ -198,10 +220,10 @@ class SiteBook:
         decision = decide(result, previous, time.time(), self.config)
         self._count_fetch(decision, result)
         entry = decision.entry
-        if entry.action is Action.PARSE and entry.parser is None:  # a body to read: not a stale copy
-            entry = self.reader.ready(entry) or entry
-            if entry.parser is not None:
-                await self._parsed(entry, request)
+        if entry.action is Action.PARSE and entry.parser is None and entry.rules is None:  # not a stale copy
+            parser = self.reader.read(entry)
+            if parser is not None:
+                await self._parsed(parser, request)
                 self._count_delay(entry)
         self.stats.inc_value(f"robotstxt/policy/{entry.action.value}")
         level, message = describe(decision, result, self.room.waiting_for(site), self.config)
@@ -211,13 +233,13 @@ class SiteBook:
             await shared
         return entry
 
-    async def _parsed(self, entry: RobotsEntry, request: Request) -> None:
+    async def _parsed(self, parser: RobotParser, request: Request) -> None:
         robots_parsed = getattr(signals, "robots_parsed", None)  # Scrapy 2.18+
-        if robots_parsed is not None and entry.parser is not None:
+        if robots_parsed is not None:
             await self.crawler.signals.send_catch_log_async(
                 # As Scrapy's middleware: the parser, and the request that needed it.
                 signal=robots_parsed,
-                robotparser=getattr(entry.parser, "wrapped", entry.parser),
+                robotparser=getattr(parser, "wrapped", parser),
                 request=request,
             )
 

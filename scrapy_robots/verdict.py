@@ -2,8 +2,9 @@
 
 :func:`verdict` is the answer, as a plain function of the site's entry, the request and
 the crawl's configuration: the middleware calls it on every request, ``scrapy robots``
-calls it to say what a crawl would do. It never raises and changes nothing but the
-request's ``robotstxt_usage`` meta key (with ``ROBOTSTXT_USAGE`` set).
+calls it to say what a crawl would do. It changes nothing but the request's
+``robotstxt_usage`` meta key (with ``ROBOTSTXT_USAGE`` set), and raises nothing but
+:class:`OtherAgent`, when a request asks as an agent whose rules the entry does not hold yet.
 """
 
 from __future__ import annotations
@@ -37,6 +38,15 @@ class Verdict:
     stat: str = ""  #: the stats key counting this outcome; "" for a plain allow
 
 
+class OtherAgent(Exception):
+    """The entry holds what the crawl's agent obeys, and ``request`` asks as another (its
+    own User-Agent header): :meth:`SiteBook.learn_agent` builds that agent's rules, once."""
+
+    def __init__(self, agent: str | bytes):
+        super().__init__(agent)
+        self.agent = agent
+
+
 ALLOWED = Verdict(True)
 #: The parser raised: the request is allowed, and the failure counted.
 PARSER_FAILED = Verdict(True, "the parser failed", "robotstxt/parser_error")
@@ -45,13 +55,12 @@ DISALLOWED = Verdict(False, FORBIDDEN, "robotstxt/forbidden")
 
 
 def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig) -> Verdict:
-    """May ``request`` be downloaded, given its site's ``entry``? Never raises."""
+    """May ``request`` be downloaded, given its site's ``entry``? Raises OtherAgent only."""
     action = entry.action
     if action is Action.ALLOW:
         return ALLOWED
     if action is not Action.PARSE:
         return _by_policy(entry)
-    assert entry.parser is not None
     if entry.delay is not None and entry.delay.skip:
         return Verdict(
             False,
@@ -62,8 +71,17 @@ def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig) -> Verdi
     if urlparse_cached(request).path == "/robots.txt":
         return ALLOWED  # RFC 9309 2.2.2: /robots.txt itself is always allowed
     agent = user_agent(request, config)
+    rules = entry.rules
+    if rules is not None and agent is not config.default_user_agent and agent != config.default_user_agent:
+        rules = entry.others.get(agent) if entry.others else None
+        if rules is None:
+            raise OtherAgent(agent)
     try:
-        allowed = entry.parser.allowed(request.url, agent)
+        if rules is not None:
+            allowed = rules.allowed(request.url)
+        else:
+            assert entry.parser is not None
+            allowed = entry.parser.allowed(request.url, agent)
     except Exception:
         logger.exception(
             "%(parser)s failed on %(url)s; the request is allowed", {"parser": config.parser_name, "url": request.url}

@@ -12,7 +12,10 @@ from scrapy import Request
 from servers import body
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsCache, RobotsEntry, lifetime_from_headers, pack, unpack
+from scrapy_robots.cache.hot import LIGHT_RULES
 from scrapy_robots.policy import Action
+
+PROTEGO = "scrapy_robots.parsers.ProtegoParser"
 
 
 class PacedSpider(RecordingSpider):
@@ -55,20 +58,52 @@ async def test_least_recently_used_site_evicted(serve):
 
 @pytest_twisted.ensureDeferred
 async def test_more_sites_than_the_parsed_tier_holds_are_fetched_once(serve):
+    # A backend that cannot reduce a file to one agent's rules (Protego) is kept whole,
+    # for ROBOTSTXT_CACHE_PARSED sites.
     sites = [serve(body("User-agent: *\nDisallow: /private\n")) for _ in range(6)]
     # Interleaved as a broad crawl's frontier: every site, then every site again...
     urls = [f"{site.url}/{path}" for path in ("a", "b", "private", "c") for site in sites]
-    crawler = await crawl(urls, ROBOTSTXT_CACHE_PARSED=2, CONCURRENT_REQUESTS=2)
+    crawler = await crawl(urls, ROBOTSTXT_CACHE_PARSED=2, CONCURRENT_REQUESTS=2, ROBOTSTXT_PARSER=PROTEGO)
     assert [site.robots_hits() for site in sites] == [1] * 6
     assert len(crawler.spider.downloaded) == 18
     assert set(crawler.spider.ignored) == {f"{site.url}/private" for site in sites}
     # Sites that left the parsed tier came back from the storage, parsed again.
     restored = stat(crawler, "robotstxt/cache/restored")
     assert restored > 0
+    assert stat(crawler, "robotstxt/parsed") == 6 + restored
     # ... at once, in the request's own process_request: only the requests that met a
     # robots.txt in flight waited (each site's first, and any that came meanwhile).
     assert stat(crawler, "robotstxt/deferred") <= 24 - restored - stat(crawler, "robotstxt/cache/hit")
     assert stat(crawler, "robotstxt/deferred") >= 6
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_site_is_parsed_once_whatever_the_parsed_tier(serve):
+    # Our parser keeps what the crawl's agent obeys, for every site: no site parsed twice.
+    sites = [serve(body("User-agent: *\nDisallow: /private\nCrawl-delay: 0.01\n")) for _ in range(6)]
+    urls = [f"{site.url}/{path}" for path in ("a", "b", "private", "c") for site in sites]
+    crawler = await crawl(urls, ROBOTSTXT_CACHE_PARSED=1, CONCURRENT_REQUESTS=2)
+    assert [site.robots_hits() for site in sites] == [1] * 6
+    assert len(crawler.spider.downloaded) == 18
+    assert set(crawler.spider.ignored) == {f"{site.url}/private" for site in sites}
+    assert stat(crawler, "robotstxt/parsed") == 6
+    assert stat(crawler, "robotstxt/cache/restored") == 0
+    assert stat(crawler, "robotstxt/crawl_delay/sites") == 6
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_site_past_the_light_bound_comes_back_from_its_rules_not_a_parse(serve):
+    # More rules than LIGHT_RULES: kept among the ROBOTSTXT_CACHE_PARSED heavy sites, and
+    # made ready again from the rules' text form stored beside the body: never parsed twice.
+    rules = "".join(f"Disallow: /private{i}/\n" for i in range(LIGHT_RULES + 1))
+    sites = [serve(body(f"User-agent: *\n{rules}Disallow: /private\n")) for _ in range(4)]
+    urls = [f"{site.url}/{path}" for path in ("a", "b", "private", "c") for site in sites]
+    crawler = await crawl(urls, ROBOTSTXT_CACHE_PARSED=1, CONCURRENT_REQUESTS=1)
+    assert [site.robots_hits() for site in sites] == [1] * 4
+    assert set(crawler.spider.ignored) == {f"{site.url}/private" for site in sites}
+    assert len(crawler.spider.downloaded) == 12
+    assert stat(crawler, "robotstxt/cache/restored") > 0
+    assert stat(crawler, "robotstxt/parsed") == 4
 
 
 @pytest_twisted.ensureDeferred
@@ -102,13 +137,20 @@ def test_memory_storage_is_bounded_lru():
     assert len(storage) == 2
 
 
-def test_parsed_tier_is_bounded_lru():
-    cache = RobotsCache(max_entries=2)
+def test_both_tiers_are_bounded_lru():
+    # Light entries (no parser kept) up to max_light, heavy ones (a whole parser) up to max_entries.
+    cache = RobotsCache(max_entries=2, max_light=2)
     for site in ("a", "b"):
         cache.put(RobotsEntry(site=site, action=Action.ALLOW, fetched_at=0, expires_at=20))
     assert cache.get("a") is not None
     cache.put(RobotsEntry(site="c", action=Action.ALLOW, fetched_at=0, expires_at=5))
     assert "b" not in cache and "a" in cache and "c" in cache
+    for site in ("d", "e", "f"):
+        cache.put(RobotsEntry(site=site, action=Action.PARSE, fetched_at=0, expires_at=20, parser=object()))
+    assert "d" not in cache and "e" in cache and "f" in cache and len(cache) == 4
+    # A site whose entry changes weight moves: never in both tiers.
+    cache.put(RobotsEntry(site="a", action=Action.PARSE, fetched_at=0, expires_at=20, parser=object()))
+    assert len(cache) == 3 and "a" in cache and "c" in cache and "e" not in cache
 
 
 def test_packed_entry_keeps_every_field_and_the_body():

@@ -222,3 +222,32 @@ async def test_robots_txt_goes_through_the_requests_proxy(serve, middlewares):
         # and the disallowed page is fetched through the proxy (a documented difference).
         assert "http://shop.invalid/robots.txt" not in asked
         assert "http://shop.invalid/private/b" in asked
+
+
+class CountingSpider(RecordingSpider):
+    """Counts the receivers of the download signals while each page is being parsed."""
+
+    def parse(self, response):
+        from pydispatch.dispatcher import getAllReceivers, liveReceivers
+        from scrapy import signals
+
+        sender = self.crawler.signals.sender
+        receivers = [
+            receiver
+            for signal in (signals.headers_received, signals.bytes_received)
+            for receiver in liveReceivers(getAllReceivers(sender, signal))
+        ]
+        self.receivers = getattr(self, "receivers", []) + [
+            type(getattr(receiver, "__self__", None)).__name__ for receiver in receivers
+        ]
+        return super().parse(response)
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_size_cap_listens_to_robots_txt_downloads_only(serve):
+    # The cap's receivers (headers_received, bytes_received) run only while a robots.txt
+    # download is in flight: a page download pays nothing for them.
+    site = serve(body("User-agent: *\nDisallow: /private\n"))
+    crawler = await crawl([f"{site.url}/a", f"{site.url}/b"], spider_cls=CountingSpider, CONCURRENT_REQUESTS=1)
+    assert len(crawler.spider.downloaded) == 2
+    assert "RobotsFetcher" not in crawler.spider.receivers

@@ -118,6 +118,33 @@ async def test_request_user_agent_header_is_used(serve):
 
 
 @pytest_twisted.ensureDeferred
+async def test_each_other_user_agent_gets_its_rules_built_once(serve):
+    from crawling import RecordingSpider, stat
+    from scrapy import Request
+
+    site = serve(
+        body("User-agent: BarBot\nDisallow: /bar\n\nUser-agent: BazBot\nDisallow: /baz\n\nUser-agent: *\nDisallow:\n")
+    )
+    agents = {"bar": "Mozilla/5.0 (compatible; BarBot/3.0)", "baz": "BazBot/1.0", "plain": None}
+
+    class HeaderSpider(RecordingSpider):
+        async def start(self):
+            for number in range(3):
+                for name, agent in agents.items():
+                    for path in ("bar", "baz"):
+                        headers = {"User-Agent": agent} if agent else {}
+                        url = f"{site.url}/{path}?{name}{number}"
+                        yield Request(url, headers=headers, callback=self.parse, errback=self.errback)
+
+    crawler = await crawl([], spider_cls=HeaderSpider, CONCURRENT_REQUESTS=1)
+    denied = {url.split("?")[1][:-1] + "-" + url.split("/")[3][:3] for url in crawler.spider.ignored}
+    assert denied == {"bar-bar", "baz-baz"}
+    assert len(crawler.spider.downloaded) == 18 - 6
+    # The crawl's own agent's rules at the fetch, then BarBot's and BazBot's, once each.
+    assert stat(crawler, "robotstxt/parsed") == 3
+
+
+@pytest_twisted.ensureDeferred
 async def test_robots_parsed_signal(serve):
     from scrapy import signals
 

@@ -1,8 +1,10 @@
 """RobotsEntry: what is known of one site's robots.txt, and its compact stored form.
 
 An entry is plain data (a storage keeps it as bytes: a JSON record and the body,
-compressed) plus what each crawler rebuilds from the body with its own parser class:
-``parser`` and ``delay``.
+compressed) plus what each crawler makes of it with its own parser class: ``rules``
+(what the crawl's agent obeys, when the parser can say it alone) or ``parser`` (the
+whole file), and ``delay``. ``agents`` keeps ``rules`` in text form, so that a crawler
+restoring the entry builds them again without parsing the body.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
     from scrapy_robots.rfc9309 import RobotsTxt
 
 
-@dataclass
+@dataclass(slots=True)  # an entry is kept for every site of a crawl: no __dict__
 class RobotsEntry:
     """One site's robots.txt outcome."""
 
@@ -39,8 +41,16 @@ class RobotsEntry:
     unreachable_since: float | None = None
     #: the UTF-8 body the rules come from (``action`` parse): what a storage keeps
     body: bytes | None = field(default=None, repr=False, compare=False)
-    #: built from ``body`` by this crawler's ROBOTSTXT_PARSER; never stored
+    #: built from ``body`` by this crawler's ROBOTSTXT_PARSER, when it cannot answer
+    #: for one agent alone (see ``rules``); never stored
     parser: RobotParser | None = field(default=None, repr=False, compare=False)
+    #: what the crawl's agent obeys, alone (``RobotParser.reduce``): kept instead of
+    #: ``parser``; built from ``agents`` or from the body; never stored
+    rules: Any = field(default=None, repr=False, compare=False)
+    #: the same for the other agents requests asked as (a per-request User-Agent); never stored
+    others: dict[Any, Any] | None = field(default=None, repr=False, compare=False)
+    #: ``rules`` in text form, by parser, options and agent (``RobotsReader.key``): stored
+    agents: dict[str, str] | None = field(default=None, repr=False, compare=False)
     delay: SiteDelay | None = field(default=None, compare=False)  #: Crawl-delay / Request-rate
     #: the usage preference lines (ROBOTSTXT_USAGE set), read from ``body`` by our
     #: parser whatever ROBOTSTXT_PARSER is; None when the file states none; never stored
@@ -68,9 +78,11 @@ RECORD_FIELDS = (
 
 
 def record_of(entry: RobotsEntry) -> str:
-    """The entry's fields as JSON (data only: a storage never pickles)."""
+    """The entry's fields as JSON (data only: a storage never pickles), ``agents`` included."""
     record = {name: getattr(entry, name) for name in RECORD_FIELDS}
     record["action"] = entry.action.value
+    if entry.agents:
+        record["agents"] = entry.agents
     return json.dumps(record, separators=(",", ":"))
 
 
@@ -80,20 +92,36 @@ def entry_from_record(record: str | bytes, body: bytes | None) -> RobotsEntry:
         fields = json.loads(record)
         entry = RobotsEntry(**{name: fields[name] for name in RECORD_FIELDS})
         entry.action = Action(entry.action)
+        entry.agents = _agents(fields.get("agents"))  # absent from records written before 0.9
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"not a robots.txt record: {exc}") from exc
     entry.body = body
     return entry
 
 
+def _agents(value: Any) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(form, str) for form in value.values()):
+        raise TypeError("agents is not a dict of text forms")
+    return value
+
+
 def pack(entry: RobotsEntry) -> bytes:
     """The compact form kept in memory or on disk: the fields as a JSON list (in
     ``RECORD_FIELDS`` order, no names), a NUL, then the body compressed (robots.txt
-    compresses about 5 to 1: 0.8 KB a site on the corpus)."""
+    compresses about 5 to 1: 0.8 KB a site on the corpus), with ``agents`` before it in
+    the same stream (the rules repeat the body: they cost about 130 bytes more)."""
     values = [getattr(entry, name) for name in RECORD_FIELDS]
     values[1] = entry.action.value
-    # "z" + the compressed body; nothing for no body (an empty file is a body, b"").
-    body = b"" if entry.body is None else b"z" + zlib.compress(entry.body, 6)
+    # "z" + the compressed body, or "y" + the compressed agents, NUL, body; nothing for
+    # no body (an empty file is a body, b"").
+    if entry.body is None:
+        body = b""
+    elif entry.agents:
+        body = b"y" + zlib.compress(json.dumps(entry.agents, separators=(",", ":")).encode() + b"\0" + entry.body, 6)
+    else:
+        body = b"z" + zlib.compress(entry.body, 6)
     return json.dumps(values, separators=(",", ":")).encode() + b"\0" + body
 
 
@@ -106,9 +134,13 @@ def unpack(blob: bytes) -> RobotsEntry:
             raise ValueError("not a packed robots.txt entry")
         entry = RobotsEntry(**dict(zip(RECORD_FIELDS, values)))
         entry.action = Action(entry.action)
-        if body and body[:1] != b"z":
+        kind = body[:1]
+        if body and kind not in (b"z", b"y"):
             raise ValueError("not a packed robots.txt body")
         entry.body = zlib.decompress(body[1:]) if body else None
+        if kind == b"y":
+            agents, _, entry.body = entry.body.partition(b"\0")  # type: ignore[union-attr]
+            entry.agents = _agents(json.loads(agents))
     except (zlib.error, TypeError, UnicodeDecodeError) as exc:
         raise ValueError(f"corrupt robots.txt entry: {exc}") from exc
     return entry

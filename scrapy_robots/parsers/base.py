@@ -97,6 +97,24 @@ class RobotParser(metaclass=ABCMeta):
         obeys. The middleware reads them with our parser whatever the backend."""
         raise DirectiveNotSupported(self, CONTENT_USAGE)
 
+    def reduce(self, user_agent: str | bytes) -> tuple[Any, str] | None:
+        """What ``user_agent`` obeys in this file and nothing else, and its text form;
+        None (the default) when the backend cannot say it alone.
+
+        A crawl keeps, for every site, what its agent obeys rather than the whole parse:
+        an object with ``allowed(url)`` and the ``crawl_delay`` and ``request_rate``
+        attributes that answers as this parser does for ``user_agent``. The text form is
+        stored with the body, and :meth:`restore` builds the object again from it, so a
+        site that left memory is not parsed again. A parser that returns None is kept
+        whole, for ``ROBOTSTXT_CACHE_PARSED`` sites, and parsed again when its site comes back.
+        """
+        return None
+
+    @classmethod
+    def restore(cls, form: str) -> Any | None:
+        """:meth:`reduce`'s object built again from its text form; None if it cannot be."""
+        return None
+
     # Helpers for the adapters: the one place where arguments are normalised.
     @staticmethod
     def _text(body: bytes | str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.config import rfc9309_options as options_from_settings
 from scrapy_robots.parsers.base import (
@@ -16,7 +16,7 @@ from scrapy_robots.parsers.base import (
     RobotParser,
     default_user_agent,
 )
-from scrapy_robots.rfc9309 import Explanation, Options, RobotsTxt
+from scrapy_robots.rfc9309 import AgentRules, Explanation, Options, RobotsTxt
 
 if TYPE_CHECKING:
     from typing import Self
@@ -70,3 +70,22 @@ class RFC9309Parser(RobotParser):
 
     def usage_preferences(self, user_agent: str | bytes | None = None) -> tuple[tuple[int, str, str], ...]:
         return self.rp.preference_lines(self._agent(user_agent))
+
+    def reduce(self, user_agent: str | bytes) -> tuple[AgentRules, str] | None:
+        """What ``user_agent`` obeys, as :class:`~scrapy_robots.rfc9309.AgentRules`: its
+        rules compiled for verdicts only, its Crawl-delay and Request-rate."""
+        cls = type(self)
+        if any(getattr(cls, name) is not getattr(RFC9309Parser, name) for name in _REDUCED):
+            return None  # a subclass that answers otherwise: kept whole
+        return self.rp.agent_rules(self._agent(user_agent))
+
+    @classmethod
+    def restore(cls, form: str) -> Any | None:
+        try:
+            return AgentRules.loads(form)
+        except ValueError:
+            return None
+
+
+#: What AgentRules answers in RFC9309Parser's stead.
+_REDUCED = ("allowed", "crawl_delay", "request_rate")
