@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
 from scrapy import signals
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.cache import RobotsEntry
@@ -163,9 +165,12 @@ class SiteBook:
         """A fresh stored entry, made ready and put in the hot tier; None if it cannot be."""
         if stored is None or not stored.fresh(time.time()):
             return None
+        kept = stored.agents is not None and self.reader.key in stored.agents
         entry = self.reader.ready(stored)
         if entry is None:
             return None
+        if not kept and entry.agents and self.reader.key in entry.agents:
+            self._keep_rules(entry)
         self.stats.inc_value("robotstxt/cache/restored")
         if entry.fetched_at < self.started and entry.site not in self._announced:
             self._announce(entry)
@@ -192,6 +197,19 @@ class SiteBook:
             extra={"spider": self.crawler.spider},
         )
         self.reader.keep_other_agent(entry, agent, entry.rules)
+
+    def _keep_rules(self, entry: RobotsEntry) -> None:
+        """A stored entry whose body was parsed here (another parser, options or agent
+        stored it): store this crawler's rules beside the others, so that its next
+        restore needs no parse. In the background: the request does not wait for it."""
+        saved = deferred_from_coro(self.storage.save(replace(entry, parser=None, rules=None, others=None)))
+        saved.addErrback(
+            lambda failure: logger.error(
+                "%(storage)s failed to save %(site)s: %(error)s",
+                {"storage": type(self.storage).__name__, "site": entry.site, "error": failure.value},
+                extra={"spider": self.crawler.spider},
+            )
+        )
 
     def _announce(self, entry: RobotsEntry) -> None:
         """Say what a site restored from a previous run holds, and count its delay, as

@@ -193,6 +193,28 @@ async def test_a_resumed_jobdir_crawl_fetches_no_robots_txt_again(serve, tmp_pat
     assert stat(second, "robotstxt/request_count") == 0
     assert stat(second, "robotstxt/cache/restored") == 3
     assert len(second.spider.downloaded) == 3 and len(second.spider.ignored) == 3
+    # Restored from the rules stored beside each body, not by parsing the bodies (#21).
+    assert stat(first, "robotstxt/parsed") == 3
+    assert stat(second, "robotstxt/parsed") == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_stored_entry_of_another_parser_is_parsed_once_and_kept(serve, tmp_path):
+    # Rules stored by one parser and agent are not another's: a crawl with other options
+    # parses the stored body once, and the next crawl with those options parses nothing.
+    sites = [serve(body("User-agent: *\nDisallow: /private\nAllow: /private/ok\n")) for _ in range(2)]
+    jobdir = str(tmp_path / "job")
+    await crawl([f"{site.url}/a" for site in sites], JOBDIR=jobdir)
+    urls = [f"{site.url}/private/ok" for site in sites]
+    first_match = {"ROBOTSTXT_RFC9309_PRECEDENCE": "first", "JOBDIR": jobdir}
+    second = await crawl(urls, **first_match)
+    # Under "first" precedence, Disallow: /private (the earlier line) wins.
+    assert len(second.spider.ignored) == 2
+    assert stat(second, "robotstxt/parsed") == 2
+    third = await crawl([url + "?again" for url in urls], **first_match)
+    assert len(third.spider.ignored) == 2
+    assert stat(third, "robotstxt/parsed") == 0
+    assert [site.robots_hits() for site in sites] == [1, 1]
 
 
 @pytest_twisted.ensureDeferred

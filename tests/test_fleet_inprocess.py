@@ -27,9 +27,12 @@ async def test_second_crawler_uses_the_fleet_cache(serve, redis):
     assert stat(first, "robotstxt/fleet/fetch") == 1
     assert stat(second, "robotstxt/fleet/hit") == 1
     assert stat(second, "robotstxt/request_count") == 0
-    # The second crawler parsed the shared body with its own parser: same verdicts.
+    # The second crawler (same parser, same agent) built the rules stored beside the
+    # shared body, without parsing it (#21): same verdicts.
     assert second.spider.downloaded == [f"{site.url}/public"]
     assert second.spider.ignored == {f"{site.url}/private": "Forbidden by robots.txt"}
+    assert stat(first, "robotstxt/parsed") == 1
+    assert stat(second, "robotstxt/parsed") == 0
 
 
 @pytest_twisted.ensureDeferred
