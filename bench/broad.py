@@ -134,14 +134,36 @@ def crawl(config: dict[str, Any]) -> None:
 
     process = CrawlerProcess(config["settings"])
     crawler = process.create_crawler(BroadSpider)
+    # Time spent in garbage collection, by generation (gc.callbacks: start and stop).
+    gc_seconds = [0.0, 0.0, 0.0]
+    gc_started = [0.0]
+
+    def gc_timer(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[0] = time.process_time()
+        else:
+            gc_seconds[info["generation"]] += time.process_time() - gc_started[0]
+
+    gc.callbacks.append(gc_timer)
+    profile = os.environ.get("BROAD_PROFILE")  # a directory: each crawl's cProfile dump there
+    profiler = None
+    if profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
     start = time.perf_counter()
     process.crawl(crawler)
     process.start()
     wall = time.perf_counter() - start
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(str(Path(profile) / (Path(config["settings"]["LOG_FILE"]).stem + ".prof")))
     stats = {key: value for key, value in crawler.stats.get_stats().items() if isinstance(value, (int, float))}
     # The garbage collector's work, by generation: the full collections (2) are the costly ones.
     for generation, counts in enumerate(gc.get_stats()):
         stats[f"gc/collections/{generation}"] = counts["collections"]
+        stats[f"gc/seconds/{generation}"] = round(gc_seconds[generation], 3)
     Path(config["result"]).write_text(json.dumps({"wall": wall, "stats": stats}))
 
 
@@ -342,6 +364,7 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
         "evicted",
         "parses",
         "full GCs",
+        "GC s",
         "pages",
         "denied",
         "wall s",
@@ -372,6 +395,7 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
                     f"{statistics.median(evicted):.0f}" if evicted else "-",
                     parses(runs),
                     f"{median(runs, lambda r: r.stats.get('gc/collections/2', 0)):.0f}",
+                    f"{median(runs, lambda r: sum(r.stats.get(f'gc/seconds/{g}', 0) for g in range(3))):.1f}",
                     f"{median(runs, lambda r: r.stats.get('broad/pages', 0)):.0f}",
                     f"{median(runs, lambda r: r.stats.get('broad/denied', 0)):.0f}",
                     f"{wall:.1f}",
@@ -390,7 +414,7 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
         f"DOWNLOAD_DELAY=0, LOG_LEVEL=INFO{extra}; {repeats}.\n"
         f"robots.txt fetches, fetches per site ('1x:4990 2x:10': 4,990 sites fetched once, 10 twice): at the "
         f"proxy. evicted: the crawl's robotstxt/cache/evicted. parses: its robotstxt/parsed. full GCs: its\n"
-        f"generation-2 garbage collections.\npages, denied: the crawl's responses and "
+        f"generation-2 garbage collections; GC s: CPU seconds in all collections.\npages, denied: the crawl's responses and "
         f"IgnoreRequests. CPU: user + system of the crawl process. x and RSS +KiB/site: against the\n"
         f"ROBOTSTXT_OBEY=False crawl of the same sites.\n"
     )

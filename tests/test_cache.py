@@ -278,3 +278,23 @@ async def test_a_corrupt_jobdir_cache_is_rebuilt_and_the_crawl_goes_on(serve, tm
     assert len([r for r in caplog.records if "is not usable" in r.getMessage()]) == 1
     assert stat(crawler, "log_count/ERROR") == 0
     assert stat(crawler, "robotstxt/cache/storage_errors") == 1
+
+
+def test_the_heavy_tier_counts_rules_not_sites():
+    # A site past LIGHT_RULES counts one per LIGHT_RULES of its rules against the bound.
+    from scrapy_robots.rfc9309 import RobotsTxt
+
+    def entry(site: str, rules: int) -> RobotsEntry:
+        body = "User-agent: *\n" + "".join(f"Disallow: /{site}/{i}\n" for i in range(rules))
+        agent_rules, _ = RobotsTxt.parse(body).agent_rules("bot")
+        return RobotsEntry(site=site, action=Action.PARSE, fetched_at=0, expires_at=9, rules=agent_rules)
+
+    cache = RobotsCache(max_entries=4, max_light=10)
+    cache.put(entry("small", LIGHT_RULES))  # light: not counted
+    cache.put(entry("a", LIGHT_RULES + 1))  # weighs 1
+    cache.put(entry("b", 3 * LIGHT_RULES))  # weighs 3: 4 in all
+    assert all(site in cache for site in ("small", "a", "b"))
+    cache.put(entry("c", 2 * LIGHT_RULES))  # weighs 2: "a" then "b" go, oldest first
+    assert "a" not in cache and "b" not in cache and "c" in cache and "small" in cache
+    cache.put(entry("huge", 100 * LIGHT_RULES))  # past the bound alone: kept, the others go
+    assert "huge" in cache and "c" not in cache and len(cache) == 2

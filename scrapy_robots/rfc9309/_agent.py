@@ -46,7 +46,10 @@ ROBOTS_TXT: Final = "/robots.txt"
 class AgentRules:
     """The verdicts, delay and rate of one agent in one robots.txt."""
 
-    __slots__ = ("_check", "_origin", "crawl_delay", "request_rate", "rules")
+    # No "_origin" (RobotsTxt remembers the last URL's "scheme://host/" to skip a regular
+    # expression): a crawl keeps one of these for every site, and that string per site
+    # weighs more than the match costs.
+    __slots__ = ("_check", "crawl_delay", "request_rate", "rules")
 
     def __init__(
         self,
@@ -57,7 +60,6 @@ class AgentRules:
     ):
         check = CompiledRules(rules, options, lines=False)
         self._check = check if len(check) else None
-        self._origin = ""
         #: ``Crawl-delay`` in seconds, or None.
         self.crawl_delay = crawl_delay
         #: ``Request-rate``, or None.
@@ -68,7 +70,7 @@ class AgentRules:
     def allowed(self, url: str | bytes) -> bool:
         """Whether the agent may fetch ``url`` (absolute, or a path): the same answer
         as :meth:`RobotsTxt.allowed` for that agent."""
-        return check_allows(self, self._check, url)
+        return check_allows(None, self._check, url)
 
     @staticmethod
     def dumps(
@@ -111,9 +113,9 @@ class AgentRules:
 
 def check_allows(holder: Any, check: CompiledRules | None, url: str | bytes) -> bool:
     """Whether ``check`` (one agent's compiled rules; None: no rule applies) allows
-    ``url``. ``holder._origin`` remembers the "scheme://host/" of the last absolute URL
-    (see below): :class:`RobotsTxt` and :class:`~scrapy_robots.rfc9309.AgentRules` both
-    answer here, the one hot path."""
+    ``url``: :class:`RobotsTxt` and :class:`~scrapy_robots.rfc9309.AgentRules` both
+    answer here, the one hot path. ``holder._origin``, when a holder is given, remembers
+    the "scheme://host/" of the last absolute URL (see below)."""
     if check is None:
         # No rule applies to this agent: every URL is allowed, parsed or not.
         return True
@@ -122,7 +124,7 @@ def check_allows(holder: Any, check: CompiledRules | None, url: str | bytes) -> 
     # The URLs asked of one robots.txt are nearly all on its own site: once one
     # has been seen, the path of the next starts where the same "scheme://host"
     # ends, found with no regular expression.
-    origin = holder._origin
+    origin = holder._origin if holder is not None else ""
     if origin and text.startswith(origin):
         path = text[len(origin) - 1 :]
         if "#" in path:
@@ -132,7 +134,7 @@ def check_allows(holder: Any, check: CompiledRules | None, url: str | bytes) -> 
         path = match.group(1)
         if not path or path[0] != "/":
             path = "/" + path
-        elif match.start(1):
+        elif match.start(1) and holder is not None:
             holder._origin = text[: match.start(1) + 1]
     if "%" in path or not path.isascii():
         path = normalize_url_path(path)

@@ -196,7 +196,7 @@ class CompiledRules:
             chain_best: list[Entry] = []
             for index, head in enumerate(heads):
                 raw = plain[head]
-                parent = parents[index]
+                parent = parents[index] - 1
                 if parent >= 0 and chain_best[parent][0] > -raw[0]:
                     chain_best.append(chain_best[parent])
                 else:
@@ -204,11 +204,12 @@ class CompiledRules:
             self._chain_best = chain_best
 
     def _link(self) -> Sequence[int]:
-        """For each pattern, the index of its longest proper prefix among the patterns, or -1.
+        """For each pattern, the index of its longest proper prefix among the patterns, or -1,
+        stored + 1 (see _compact).
 
         Built on the first path that needs it: many compiled groups never do.
         """
-        self._parents = parents = array("i", _parents_of(self._heads))
+        self._parents = parents = _compact(_parents_of(self._heads))
         return parents
 
     def _compile_special(self, buckets: dict[str, list[Entry]]) -> None:
@@ -236,7 +237,7 @@ class CompiledRules:
             indexed.append(entries)
             caps.append(max(entries[0][0], caps[parent]) if parent >= 0 else entries[0][0])
         self._special_heads = tuple(heads)
-        self._special_parents = array("i", parents)
+        self._special_parents = _compact(parents)
         self._buckets = tuple(map(tuple, indexed))
         self._literals = tuple(screens)
         self._caps = array("q", caps)
@@ -254,10 +255,10 @@ class CompiledRules:
         heads = self._heads
         index = bisect_right(heads, path) - 1
         if index >= 0 and not path.startswith(heads[index]):
-            parents = self._parents or self._link()
-            index = parents[index]
+            parents = self._parents if self._parents is not None else self._link()
+            index = parents[index] - 1
             while index >= 0 and not path.startswith(heads[index]):
-                index = parents[index]
+                index = parents[index] - 1
         if index < 0:
             if self._special_cap == _NO_RANK:
                 return True
@@ -279,10 +280,10 @@ class CompiledRules:
         if heads:
             index = bisect_right(heads, path) - 1
             if index >= 0 and not path.startswith(heads[index]):
-                parents = self._parents or self._link()
-                index = parents[index]
+                parents = self._parents if self._parents is not None else self._link()
+                index = parents[index] - 1
                 while index >= 0 and not path.startswith(heads[index]):
-                    index = parents[index]
+                    index = parents[index] - 1
             if index >= 0:
                 if self._chain_best is None:
                     allow = self._allow[index] == 1
@@ -302,14 +303,14 @@ class CompiledRules:
         caps = self._caps
         index = bisect_right(special_heads, path) - 1
         while index >= 0 and not path.startswith(special_heads[index]):
-            index = special_parents[index]
+            index = special_parents[index] - 1
         best = None
         # From here on every head up the chain is a prefix of the path.
         while index >= 0 and caps[index] > best_rank:
             entries = self._buckets[index]
             literals = self._literals[index]
             length = len(special_heads[index])
-            index = special_parents[index]
+            index = special_parents[index] - 1
             if literals is not None:
                 # Only the entries whose longest literal occurs in the path, still in rank order.
                 entries = compress(entries, map(path.__contains__, literals))  # type: ignore[assignment]
@@ -345,7 +346,14 @@ def rule_of(entry: Entry) -> Rule:
     return Rule(line, entry[1], pattern, "Allow" if allow else "Disallow")
 
 
-def _parents_of(heads: list[str]) -> list[int]:
+def _compact(indexes: list[int]) -> Sequence[int]:
+    """Parent indexes (-1 for none) stored + 1, in as few bytes as they fit: one each
+    below 255, else four. Read them as ``parents[i] - 1``."""
+    shifted = [index + 1 for index in indexes]
+    return bytes(shifted) if len(indexes) < 255 else array("i", shifted)
+
+
+def _parents_of(heads: Sequence[str]) -> list[int]:
     """For each of the sorted ``heads``, the index of its longest proper prefix among them, or -1."""
     parents: list[int] = []
     # Sorted order visits a head's prefixes before it (a trie's DFS order): the
