@@ -6,13 +6,14 @@ import asyncio
 import logging
 import re
 
+import pytest
 import pytest_twisted
 from crawling import RecordingSpider, crawl, robots_middleware, stat
 from scrapy import Request
 from servers import body
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsCache, RobotsEntry, lifetime_from_headers, pack, unpack
-from scrapy_robots.cache.hot import LIGHT_RULES
+from scrapy_robots.cache.hot import TEXT_RULES
 from scrapy_robots.policy import Action
 
 PROTEGO = "scrapy_robots.parsers.ProtegoParser"
@@ -91,19 +92,23 @@ async def test_every_site_is_parsed_once_whatever_the_parsed_tier(serve):
     assert stat(crawler, "robotstxt/crawl_delay/sites") == 6
 
 
+@pytest.mark.parametrize("count", [40, TEXT_RULES + 1])
 @pytest_twisted.ensureDeferred
-async def test_a_site_past_the_light_bound_comes_back_from_its_rules_not_a_parse(serve):
-    # More rules than LIGHT_RULES: kept among the ROBOTSTXT_CACHE_PARSED heavy sites, and
-    # made ready again from the rules' text form stored beside the body: never parsed twice.
-    rules = "".join(f"Disallow: /private{i}/\n" for i in range(LIGHT_RULES + 1))
+async def test_sites_past_the_compiled_bound_are_never_parsed_again(serve, count):
+    # ROBOTSTXT_CACHE_PARSED=1 compiles 64 rules at once: only the site asked last stays
+    # compiled. The others keep their rules as text (up to TEXT_RULES rules) and compile
+    # them again when asked, or leave and come back from the rules stored beside their
+    # body. Never a second parse, never a second fetch.
+    rules = "".join(f"Disallow: /private{i}/\n" for i in range(count - 1))
     sites = [serve(body(f"User-agent: *\n{rules}Disallow: /private\n")) for _ in range(4)]
     urls = [f"{site.url}/{path}" for path in ("a", "b", "private", "c") for site in sites]
     crawler = await crawl(urls, ROBOTSTXT_CACHE_PARSED=1, CONCURRENT_REQUESTS=1)
     assert [site.robots_hits() for site in sites] == [1] * 4
     assert set(crawler.spider.ignored) == {f"{site.url}/private" for site in sites}
     assert len(crawler.spider.downloaded) == 12
-    assert stat(crawler, "robotstxt/cache/restored") > 0
     assert stat(crawler, "robotstxt/parsed") == 4
+    restored = stat(crawler, "robotstxt/cache/restored")
+    assert restored == 0 if count <= TEXT_RULES else restored == 12
 
 
 @pytest_twisted.ensureDeferred
@@ -280,8 +285,9 @@ async def test_a_corrupt_jobdir_cache_is_rebuilt_and_the_crawl_goes_on(serve, tm
     assert stat(crawler, "robotstxt/cache/storage_errors") == 1
 
 
-def test_the_heavy_tier_counts_rules_not_sites():
-    # A site past LIGHT_RULES counts one per LIGHT_RULES of its rules against the bound.
+def test_the_compiled_rules_are_bounded_by_their_number_and_the_rules_stay():
+    # ROBOTSTXT_CACHE_PARSED x RULES_PER_PARSER rules compiled at once, least recently
+    # used released first; a released site stays in the cache, its rules as text.
     from scrapy_robots.rfc9309 import RobotsTxt
 
     def entry(site: str, rules: int) -> RobotsEntry:
@@ -289,12 +295,23 @@ def test_the_heavy_tier_counts_rules_not_sites():
         agent_rules, _ = RobotsTxt.parse(body).agent_rules("bot")
         return RobotsEntry(site=site, action=Action.PARSE, fetched_at=0, expires_at=9, rules=agent_rules)
 
-    cache = RobotsCache(max_entries=4, max_light=10)
-    cache.put(entry("small", LIGHT_RULES))  # light: not counted
-    cache.put(entry("a", LIGHT_RULES + 1))  # weighs 1
-    cache.put(entry("b", 3 * LIGHT_RULES))  # weighs 3: 4 in all
-    assert all(site in cache for site in ("small", "a", "b"))
-    cache.put(entry("c", 2 * LIGHT_RULES))  # weighs 2: "a" then "b" go, oldest first
-    assert "a" not in cache and "b" not in cache and "c" in cache and "small" in cache
-    cache.put(entry("huge", 100 * LIGHT_RULES))  # past the bound alone: kept, the others go
-    assert "huge" in cache and "c" not in cache and len(cache) == 2
+    cache = RobotsCache(max_entries=2, max_light=10)  # 128 rules compiled at once
+    a, b, c = entry("a", 60), entry("b", 60), entry("c", 60)
+    cache.put(a)
+    cache.put(b)
+    assert a.rules.compiled and b.rules.compiled
+    cache.put(c)  # 180 rules: a's are released
+    assert not a.rules.compiled and b.rules.compiled and c.rules.compiled
+    assert all(site in cache for site in "abc") and len(cache) == 3
+    assert cache.get("a") is a and a.rules.compiled and not b.rules.compiled  # asked: compiled again
+    assert a.rules.allowed("/b/1") and not a.rules.allowed("/a/1")
+    huge = entry("huge", 1000)  # past the bound alone: compiled, the others released
+    cache.put(huge)
+    assert huge.rules.compiled and not any(e.rules.compiled for e in (a, c)) and len(cache) == 4
+    # A whole parser weighs RULES_PER_PARSER, and leaves with its entry, as do rules
+    # past TEXT_RULES (they come back from the storage).
+    parsed = RobotsEntry(site="p", action=Action.PARSE, fetched_at=0, expires_at=9, parser=object())
+    cache.put(parsed)
+    assert "huge" not in cache and "p" in cache
+    cache.put(entry("d", TEXT_RULES + 1))
+    assert "p" not in cache and "d" in cache and len(cache) == 4

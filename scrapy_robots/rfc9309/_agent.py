@@ -1,10 +1,11 @@
-"""AgentRules: what one agent obeys in a robots.txt, ready to answer, and nothing else.
+"""AgentRules: what one agent obeys in a robots.txt, and nothing else.
 
-A crawler asks a site's robots.txt as one agent (at most a few): its merged group,
-compiled for verdicts only (no line numbers, no rule texts), its ``Crawl-delay`` and
-``Request-rate``. That is a few hundred bytes where the whole parse of the file is
-about 14 KB, so a broad crawl keeps it for every site and never parses a file twice
-(:meth:`RobotsTxt.agent_rules <scrapy_robots.rfc9309.RobotsTxt.agent_rules>` builds it).
+A crawler asks a site's robots.txt as one agent (at most a few): its merged group, as
+one line of text per rule, compiled for verdicts only (no line numbers, no rule texts)
+when asked, its ``Crawl-delay`` and ``Request-rate``. That is a few hundred bytes where
+the whole parse of the file is about 14 KB, so a broad crawl keeps it for every site and
+never parses a file twice (:meth:`RobotsTxt.agent_rules
+<scrapy_robots.rfc9309.RobotsTxt.agent_rules>` builds it).
 
 It has a text form (:meth:`AgentRules.dumps`, :meth:`AgentRules.loads`) that a storage
 keeps beside the body: a site restored from SQLite or Redis comes back as this, built
@@ -43,59 +44,93 @@ PATH: Final = re.compile(r"(?://)?(?:[^/?;#]*://)?[^/?;#]*([^#]*)").match
 ROBOTS_TXT: Final = "/robots.txt"
 
 
+#: ``_check`` of AgentRules whose rules are not compiled (None means "no rule applies").
+_UNCOMPILED: Final = object()
+#: One Options object for every AgentRules read with the same options.
+_OPTIONS: dict[tuple[str, bool, str], Options] = {}
+
+
 class AgentRules:
-    """The verdicts, delay and rate of one agent in one robots.txt."""
+    """The verdicts, delay and rate of one agent in one robots.txt.
+
+    What it keeps for good is its rules as one line of text each (``A/path``,
+    ``D/path``): about 20 bytes a rule, one string. The structure that decides a path
+    quickly (a few times that) is compiled on the first question and can be
+    :meth:`released <release>`: the crawl's ready tier keeps it for the sites it
+    crawls right now, within ``ROBOTSTXT_CACHE_PARSED``, and releases the others'.
+    """
 
     # No "_origin" (RobotsTxt remembers the last URL's "scheme://host/" to skip a regular
     # expression): a crawl keeps one of these for every site, and that string per site
     # weighs more than the match costs.
-    __slots__ = ("_check", "crawl_delay", "request_rate", "rules")
+    __slots__ = ("_check", "_text", "_options", "crawl_delay", "request_rate", "rules")
 
     def __init__(
         self,
-        rules: Sequence[RawRule],
+        rules: Sequence[RawRule] | str,
         options: Options,
         crawl_delay: float | None = None,
         request_rate: RequestRate | None = None,
     ):
-        check = CompiledRules(rules, options, lines=False)
-        self._check = check if len(check) else None
+        if not isinstance(rules, str):
+            rules = "\n".join([("A" if allow else "D") + pattern for _, allow, pattern in rules])
+        self._text = rules
+        key = (options.precedence, options.wildcards, options.empty_rules)
+        self._options = _OPTIONS.setdefault(key, options)
+        self._check: Any = _UNCOMPILED
         #: ``Crawl-delay`` in seconds, or None.
         self.crawl_delay = crawl_delay
         #: ``Request-rate``, or None.
         self.request_rate = request_rate
         #: How many Allow/Disallow rules the agent obeys (what the compiled form weighs).
-        self.rules = len(rules)
+        self.rules = rules.count("\n") + 1 if rules else 0
 
     def allowed(self, url: str | bytes) -> bool:
         """Whether the agent may fetch ``url`` (absolute, or a path): the same answer
         as :meth:`RobotsTxt.allowed` for that agent."""
-        return check_allows(None, self._check, url)
+        check = self._check
+        if check is _UNCOMPILED:
+            check = self.compile()
+        return check_allows(None, check, url)
 
-    @staticmethod
-    def dumps(
-        rules: Sequence[RawRule],
-        options: Options,
-        crawl_delay: float | None = None,
-        request_rate: RequestRate | None = None,
-    ) -> str:
-        """The text form of the AgentRules these arguments build."""
+    @property
+    def compiled(self) -> bool:
+        return self._check is not _UNCOMPILED
+
+    def compile(self) -> CompiledRules | None:
+        """Build the structure that decides paths (done by the first question otherwise)."""
+        check = self._check
+        if check is _UNCOMPILED:
+            text = self._text
+            lines = text.split("\n") if text else ()
+            check = CompiledRules(
+                [(n, line[0] == "A", line[1:]) for n, line in enumerate(lines, 1)], self._options, False
+            )
+            self._check = check = check if len(check) else None
+        return check
+
+    def release(self) -> None:
+        """Drop the compiled structure; the next question builds it again from the text."""
+        self._check = _UNCOMPILED
+
+    def dumps(self) -> str:
+        """The text form (see the module's docstring): what a storage keeps."""
+        options = self._options
+        rate = self.request_rate
         header = [
             FORM,
             options.precedence,
             options.wildcards,
             options.empty_rules,
-            crawl_delay,
-            None if request_rate is None else list(request_rate),
+            self.crawl_delay,
+            None if rate is None else list(rate),
         ]
-        lines = [json.dumps(header, separators=(",", ":"))]
-        lines += [("A" if allow else "D") + pattern for _, allow, pattern in rules]
-        return "\n".join(lines)
+        return json.dumps(header, separators=(",", ":")) + "\n" + self._text
 
     @classmethod
     def loads(cls, form: str) -> AgentRules:
         """Build from :meth:`dumps`'s text. Raises ValueError on anything else."""
-        header, *lines = form.split("\n")
+        header, _, text = form.partition("\n")
         try:
             tag, precedence, wildcards, empty_rules, crawl_delay, rate = json.loads(header)
             if tag != FORM:
@@ -105,10 +140,13 @@ class AgentRules:
             delay = None if crawl_delay is None else float(crawl_delay)
         except (TypeError, IndexError, json.JSONDecodeError) as exc:
             raise ValueError(f"not an {FORM} form: {exc}") from exc
-        if any(line[:1] not in ("A", "D") for line in lines):
+        if text and ("\n\n" in text or _NOT_A_RULE(text)):
             raise ValueError(f"not an {FORM} form: a rule line must start with A or D")
-        rules = [(number, line[0] == "A", line[1:]) for number, line in enumerate(lines, 1)]
-        return cls(rules, options, delay, request_rate)
+        return cls(text, options, delay, request_rate)
+
+
+#: A line of the rules' text that does not start with A or D.
+_NOT_A_RULE: Final = re.compile(r"(?m)^[^AD\n]").search
 
 
 def check_allows(holder: Any, check: CompiledRules | None, url: str | bytes) -> bool:

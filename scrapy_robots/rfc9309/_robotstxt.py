@@ -197,8 +197,8 @@ class RobotsTxt:
         text form (:meth:`AgentRules.loads` builds it again without this file)."""
         groups = self._select(user_agent)
         rules = groups[0].rules if len(groups) == 1 else sorted(rule for group in groups for rule in group.rules)
-        delay, rate = self.crawl_delay(user_agent), self.request_rate(user_agent)
-        return AgentRules(rules, self.options, delay, rate), AgentRules.dumps(rules, self.options, delay, rate)
+        agent = AgentRules(rules, self.options, self.crawl_delay(user_agent), self.request_rate(user_agent))
+        return agent, agent.dumps()
 
     @property
     def agents(self) -> tuple[str, ...]:
