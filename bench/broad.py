@@ -103,7 +103,7 @@ GOAL_KIB_PER_SITE = 2.0  # RSS above the anchor's
 
 def crawl(config: dict[str, Any]) -> None:
     """Run one crawl as ``config`` says and write what it saw to ``config["result"]``."""
-    from scrapy import Request, Spider
+    from scrapy import Request, Spider, signals
     from scrapy.crawler import CrawlerProcess
     from scrapy.exceptions import IgnoreRequest
 
@@ -134,6 +134,17 @@ def crawl(config: dict[str, Any]) -> None:
 
     process = CrawlerProcess(config["settings"])
     crawler = process.create_crawler(BroadSpider)
+    traced = os.environ.get("BROAD_TRACEMALLOC")  # a file: what is still allocated at the close
+    if traced:
+        import tracemalloc
+
+        tracemalloc.start()
+
+        def closed() -> None:
+            top = tracemalloc.take_snapshot().statistics("lineno")[:40]
+            Path(traced).write_text("\n".join(str(stat) for stat in top))
+
+        crawler.signals.connect(closed, signal=signals.spider_closed)
     # Time spent in garbage collection, by generation (gc.callbacks: start and stop).
     gc_seconds = [0.0, 0.0, 0.0]
     gc_started = [0.0]
@@ -414,9 +425,9 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
         f"DOWNLOAD_DELAY=0, LOG_LEVEL=INFO{extra}; {repeats}.\n"
         f"robots.txt fetches, fetches per site ('1x:4990 2x:10': 4,990 sites fetched once, 10 twice): at the "
         f"proxy. evicted: the crawl's robotstxt/cache/evicted. parses: its robotstxt/parsed. full GCs: its\n"
-        f"generation-2 garbage collections; GC s: CPU seconds in all collections.\npages, denied: the crawl's responses and "
-        f"IgnoreRequests. CPU: user + system of the crawl process. x and RSS +KiB/site: against the\n"
-        f"ROBOTSTXT_OBEY=False crawl of the same sites.\n"
+        f"generation-2 garbage collections; GC s: CPU seconds in all collections.\n"
+        f"pages, denied: the crawl's responses and IgnoreRequests. CPU: user + system of the crawl process.\n"
+        f"x and RSS +KiB/site: against the ROBOTSTXT_OBEY=False crawl of the same sites.\n"
     )
     print_table(headers, rows)
     for sites, by_run in results.items():
@@ -551,11 +562,14 @@ def main() -> None:
         for sites in counts:
             by_run: dict[str, list[Run]] = {}
             results[sites] = by_run
-            # Repeats interleaved (noobey, stock, ours, resume, noobey, ...): a noisy
-            # neighbour weighs on every kind of crawl alike.
-            for _ in range(args.repeats):
-                for name in RUN_SETTINGS:
-                    if name in names:
+            # Repeats interleaved, and each round in another order (noobey, stock, ours;
+            # stock, ours, noobey; ...): a noisy neighbour, or a machine that slows down
+            # as a round goes on, weighs on every kind of crawl alike.
+            chosen = [name for name in RUN_SETTINGS if name in names]
+            for repeat in range(args.repeats):
+                shift = repeat % len(chosen)
+                for name in chosen[shift:] + chosen[:shift]:
+                    if name:
                         for run in one_round(name, sites, args, proxy, workdir):
                             by_run.setdefault(run.name, []).append(run)
                             progress(run)

@@ -105,7 +105,10 @@ class RobotParser(metaclass=ABCMeta):
         an object with ``allowed(url)`` and the ``crawl_delay`` and ``request_rate``
         attributes that answers as this parser does for ``user_agent``. The text form is
         stored with the body, and :meth:`restore` builds the object again from it, so a
-        site that left memory is not parsed again. A parser that returns None is kept
+        site that left memory is not parsed again. An object that also has ``compile()``,
+        ``release()`` and ``rules`` (how many rules it holds) is kept compiled only for the
+        sites asked last (see :class:`~scrapy_robots.cache.RobotsCache`), like
+        :class:`~scrapy_robots.rfc9309.AgentRules`. A parser that returns None is kept
         whole, for ``ROBOTSTXT_CACHE_PARSED`` sites, and parsed again when its site comes back.
         """
         return None
