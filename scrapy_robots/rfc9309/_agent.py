@@ -60,9 +60,8 @@ class AgentRules:
     crawls right now, within ``ROBOTSTXT_CACHE_PARSED``, and releases the others'.
     """
 
-    # No "_origin" (RobotsTxt remembers the last URL's "scheme://host/" to skip a regular
-    # expression): a crawl keeps one of these for every site, and that string per site
-    # weighs more than the match costs.
+    # No "_origin" of its own (RobotsTxt remembers its last URL's "scheme://host/" to skip
+    # a regular expression): a crawl keeps one of these for every site. They share one.
     __slots__ = ("_check", "_text", "_options", "crawl_delay", "request_rate", "rules")
 
     def __init__(
@@ -152,8 +151,9 @@ _NOT_A_RULE: Final = re.compile(r"(?m)^[^AD\n]").search
 def check_allows(holder: Any, check: CompiledRules | None, url: str | bytes) -> bool:
     """Whether ``check`` (one agent's compiled rules; None: no rule applies) allows
     ``url``: :class:`RobotsTxt` and :class:`~scrapy_robots.rfc9309.AgentRules` both
-    answer here, the one hot path. ``holder._origin``, when a holder is given, remembers
-    the "scheme://host/" of the last absolute URL (see below)."""
+    answer here, the one hot path. ``holder._origin`` remembers the "scheme://host/" of
+    the last absolute URL (see below): a RobotsTxt's own, or, without a holder, one shared
+    by every AgentRules (any origin will do: it only spares the regular expression)."""
     if check is None:
         # No rule applies to this agent: every URL is allowed, parsed or not.
         return True
@@ -162,7 +162,9 @@ def check_allows(holder: Any, check: CompiledRules | None, url: str | bytes) -> 
     # The URLs asked of one robots.txt are nearly all on its own site: once one
     # has been seen, the path of the next starts where the same "scheme://host"
     # ends, found with no regular expression.
-    origin = holder._origin if holder is not None else ""
+    if holder is None:
+        holder = _SHARED
+    origin = holder._origin
     if origin and text.startswith(origin):
         path = text[len(origin) - 1 :]
         if "#" in path:
@@ -172,10 +174,21 @@ def check_allows(holder: Any, check: CompiledRules | None, url: str | bytes) -> 
         path = match.group(1)
         if not path or path[0] != "/":
             path = "/" + path
-        elif match.start(1) and holder is not None:
+        elif match.start(1):
             holder._origin = text[: match.start(1) + 1]
     if "%" in path or not path.isascii():
         path = normalize_url_path(path)
     # RFC 9309 2.2.2: /robots.txt itself is always allowed. Asked only of a
     # path the rules disallow, which most are not.
     return check.allows(path) or (path.startswith(ROBOTS_TXT) and (len(path) == 11 or path[11] == "?"))
+
+
+class _Origin:
+    __slots__ = ("_origin",)
+
+    def __init__(self) -> None:
+        self._origin = ""
+
+
+#: The "scheme://host/" of the last URL an AgentRules was asked about, whichever.
+_SHARED: Final = _Origin()
