@@ -108,13 +108,10 @@ class CompiledRules:
     _caps: Sequence[int]
 
     def __init__(self, rules: Sequence[RawRule], options: Options, lines: bool = True):
-        # ``lines=False`` keeps the verdicts only: no rule's line or text survives
-        # the build (decide() then returns entries whose raw rule is None), which
-        # is what a crawl keeps of every site (see _agent.AgentRules).
-        # Compiled lazily, once per agent, on the first question, so that cost
-        # counts. Work on all patterns at once where Python does it in C (a
-        # join, a dict built from two iterators, a sort) and loop in Python only
-        # over the rules that need it: wildcards, duplicates, empty rules.
+        # lines=False keeps verdicts only (decide()'s entries hold no raw rule): _agent.py.
+        # Compiled on the first question, so that cost counts. Work on all patterns at once
+        # where Python does it in C (a join, a dict built from two iterators, a sort) and
+        # loop in Python only over the rules that need it: wildcards, duplicates, empty rules.
         first_match = options.precedence == "first"
         wildcards = options.wildcards
         patterns = [raw[2] for raw in rules]
@@ -181,8 +178,7 @@ class CompiledRules:
         self._compile_special(buckets)
 
     def _compile_plain(self, plain: dict[str, RawRule], first_match: bool, lines: bool) -> None:
-        # Tuples and bytes, not lists: what a compiled group keeps lives as long as
-        # the site's entry, and every slot a list over-allocates is kept with it.
+        # Tuples and bytes, not lists: no slot over-allocated for as long as the rules live.
         self._heads = heads = tuple(sorted(plain))
         self._allow = bytes([plain[head][1] for head in heads])
         self._raws = tuple([plain[head] for head in heads]) if lines else None
@@ -204,8 +200,8 @@ class CompiledRules:
             self._chain_best = chain_best
 
     def _link(self) -> Sequence[int]:
-        """For each pattern, the index of its longest proper prefix among the patterns, or -1,
-        stored + 1 (see _compact).
+        """For each pattern, the index of its longest proper prefix among the patterns, or -1
+        (stored + 1: see _compact).
 
         Built on the first path that needs it: many compiled groups never do.
         """
