@@ -569,10 +569,9 @@ def main() -> None:
             for repeat in range(args.repeats):
                 shift = repeat % len(chosen)
                 for name in chosen[shift:] + chosen[:shift]:
-                    if name:
-                        for run in one_round(name, sites, args, proxy, workdir):
-                            by_run.setdefault(run.name, []).append(run)
-                            progress(run)
+                    for run in one_round(name, sites, args, proxy, workdir):
+                        by_run.setdefault(run.name, []).append(run)
+                        progress(run)
     finally:
         proxy.stop()
     report(results, args)

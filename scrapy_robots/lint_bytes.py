@@ -39,20 +39,27 @@ def utf8_expected(encoding: str | None) -> bool:
         return True  # an unknown charset is read as UTF-8
 
 
-def not_utf8_lines(body: bytes) -> list[tuple[int, str]]:
-    """Lines with bytes that are not UTF-8, in a file declared (or taken to be) UTF-8.
-
-    Such a byte is read as its ``%XX`` (as Google does), which matches a URL written in
-    that legacy charset, never the UTF-8 URL a browser sends for the same character."""
+def _not_utf8(body: bytes) -> bytes | None:
+    """``body`` without its UTF-8 byte-order mark if some of its bytes are not UTF-8;
+    None for a body that is UTF-8, or UTF-16 (by its byte-order mark)."""
     if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return []
+        return None
     if body.startswith(codecs.BOM_UTF8):
         body = body[3:]
     try:
         body.decode("utf-8")
     except UnicodeDecodeError:
-        pass
-    else:
+        return body
+    return None
+
+
+def not_utf8_lines(body: bytes) -> list[tuple[int, str]]:
+    """Lines with bytes that are not UTF-8, in a file declared (or taken to be) UTF-8.
+
+    Such a byte is read as its ``%XX`` (as Google does), which matches a URL written in
+    that legacy charset, never the UTF-8 URL a browser sends for the same character."""
+    body = _not_utf8(body)
+    if body is None:
         return []  # the common case: one decode, no line split
     found = []
     for number, line in enumerate(_raw_lines(body), 1):
@@ -88,15 +95,10 @@ def legacy_charset_rules(body: bytes, encoding: str, rules: dict[int, tuple[str,
         codec = codecs.lookup(encoding).name
     except LookupError:
         return []
-    if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or not _ascii_compatible(codec):
+    if not _ascii_compatible(codec):
         return []  # UTF-16, UTF-32: decoded as characters, which match their UTF-8 URL
-    if body.startswith(codecs.BOM_UTF8):
-        body = body[3:]
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    else:
+    body = _not_utf8(body)
+    if body is None:
         return []  # a UTF-8 file declared in another charset reads as UTF-8
     lines = _raw_lines(body)
     found = []

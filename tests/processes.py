@@ -80,3 +80,19 @@ def run_spider(urls: list[str], cwd: Path, **settings: Any) -> CrawlerHandle:
     Path(urls_file).write_text("\n".join(urls))
     args = ["runspider", str(RECORDING_SPIDER), "-a", f"urls_file={urls_file}", "-a", f"out={out}"]
     return start_process(args + settings_args(settings), out, cwd)
+
+
+def copy_checkout(dest: Path) -> Path:
+    """The checkout's sources at ``dest``, without what a build or a venv left there: what
+    pip or ``python -m build`` would build from a clean clone."""
+    import shutil
+
+    root = Path(__file__).resolve().parent.parent
+    shutil.copytree(
+        root,
+        dest,
+        ignore=shutil.ignore_patterns(
+            ".venv", ".git", "build", "dist", "_build", "*.egg-info", "__pycache__", ".mypy_cache", ".hypothesis"
+        ),
+    )
+    return dest

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -16,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from processes import copy_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
 ROBOTS = b"User-agent: *\nDisallow: /private\nCrawl-delay: 0.2\n"
@@ -64,13 +64,7 @@ def fresh(tmp_path_factory):
     # From a copy of the sources: pip builds in the tree, and a stale build/ of the
     # checkout could hand the wheel a module that no longer exists.
     source = where / "source"
-    shutil.copytree(
-        ROOT,
-        source,
-        ignore=shutil.ignore_patterns(
-            ".venv", ".git", "build", "dist", "_build", "*.egg-info", "__pycache__", ".mypy_cache", ".hypothesis"
-        ),
-    )
+    copy_checkout(source)
     venv = where / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     pip = _run(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import configparser
 import email.parser
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -15,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from processes import copy_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -72,13 +72,7 @@ def built(tmp_path_factory):
     from the unpacked sdist; and what the two builds printed."""
     where = tmp_path_factory.mktemp("built")
     source = where / "source"
-    shutil.copytree(
-        ROOT,
-        source,
-        ignore=shutil.ignore_patterns(
-            ".venv", ".git", "build", "dist", "_build", "*.egg-info", "__pycache__", ".mypy_cache", ".hypothesis"
-        ),
-    )
+    copy_checkout(source)
     dist = where / "dist"
     sdist, sdist_output = _build("build_sdist", source, dist)
     with tarfile.open(sdist) as tar:
