@@ -63,12 +63,15 @@ class RobotsReader:
         if entry.action is not Action.PARSE or entry.parser is not None or entry.rules is not None:
             return entry
         form = entry.agents.get(self.key) if entry.agents else None
-        # The usage preferences are read from the body (ROBOTSTXT_USAGE): parsed then.
-        if form is not None and self.config.usage is None and self._restore is not None:
+        usage = self.config.usage is not None
+        # The usage preferences (ROBOTSTXT_USAGE) are read from the body: it must be there.
+        if form is not None and self._restore is not None and (not usage or entry.body is not None):
             rules = self._restore(form)
             if rules is not None:
                 entry.rules = rules
                 entry.delay = self._delay(rules.crawl_delay, rules.request_rate)
+                if usage:
+                    self._read_usage(entry)
                 return entry
         if entry.body is None:
             return None
@@ -96,6 +99,14 @@ class RobotsReader:
                 config = self.config
                 entry.delay = read_site_delay(parser, self.agent, config.max_crawl_delay, config.crawl_delay_exceeded)
         return parser
+
+    def _read_usage(self, entry: RobotsEntry) -> None:
+        """The usage preferences of a restored entry: most files state none, found by a
+        look at the text; a file that states some is parsed by our parser, counted."""
+        assert entry.body is not None
+        entry.usage = site_preferences(entry.body)
+        if entry.usage is not None:
+            self.stats.inc_value("robotstxt/parsed")
 
     def read_other_agent(self, entry: RobotsEntry, body: bytes, agent: str | bytes) -> None:
         """Build what ``agent`` (not the crawl's own) obeys from ``body``, once, and keep

@@ -186,3 +186,25 @@ async def test_preferences_survive_the_hot_tier(serve):
     assert not crawler.spider.downloaded
     assert stat(crawler, "robotstxt/usage/denied/train-ai") == 8
     assert first.robots_hits() == 1 and second.robots_hits() == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_resumed_crawl_parses_only_the_sites_that_state_preferences(serve, tmp_path):
+    # With ROBOTSTXT_USAGE set, a site restored from the storage gets its rules from the
+    # stored form (#21); only a file that states preferences is read again, for them.
+    stating = serve(body(ROBOTS))
+    silent = [serve(body("User-agent: *\nDisallow: /private\n")) for _ in range(2)]
+    sites = [stating, *silent]
+    jobdir = str(tmp_path / "job")
+    settings = {"ROBOTSTXT_USAGE": ["train-ai"], "JOBDIR": jobdir}
+    first = await usage_crawl([f"{site.url}/a" for site in sites], **settings)
+    assert stat(first, "robotstxt/parsed") == 3
+    second = await usage_crawl([f"{site.url}/{path}" for site in sites for path in ("page", "private/x")], **settings)
+    assert stat(second, "robotstxt/request_count") == 0
+    assert stat(second, "robotstxt/cache/restored") == 3
+    assert stat(second, "robotstxt/parsed") == 1
+    # What the restored sites answer is what the fetched ones did.
+    assert sorted(second.spider.downloaded) == sorted(f"{site.url}/page" for site in silent)
+    assert "train-ai" in second.spider.ignored[f"{stating.url}/page"]
+    assert stat(second, "robotstxt/usage/denied/train-ai") == 1
+    assert stat(second, "robotstxt/forbidden") == 3
