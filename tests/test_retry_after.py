@@ -100,9 +100,8 @@ async def test_retry_after_as_an_http_date_on_a_429(serve, caplog):
     assert all("its Retry-After" in reason for reason in crawler.spider.ignored.values())
     assert crawler.spider.downloaded == [urls[2]]
     message = site_lines(caplog)[0].getMessage()
-    assert re.search(r"HTTP 429 -> unreachable, attempt 1 of 4: next attempt in [12]s \(Retry-After\)", message), (
-        message
-    )
+    expected = r"HTTP 429 -> unreachable, attempt 1 of 4: next attempt in [12]s \(Retry-After\)"
+    assert re.search(expected, message), message
     assert stat(crawler, "robotstxt/unreachable/retry_after") == 1
 
 
