@@ -251,7 +251,7 @@ def _attempts(entry: RobotsEntry, waiting: int, config: RobotsConfig) -> tuple[i
     one_shot = "this one-shot run does not try the site again" if config.one_shot else ""
     if given_up_for_retry_after(entry, config):
         # The server asks for longer than the schedule would hold the requests: not held.
-        scheduled = _duration(scheduled_delay(entry.failures, config))
+        scheduled = f"{scheduled_delay(entry.failures, config):g}s"
         return logging.WARNING if waiting or entry.failures == 1 else logging.INFO, (
             f", attempt {entry.failures} of {config.retry_times + 1}: next attempt in {backoff:.0f}s{source}, "
             f"past the schedule's {scheduled} (ROBOTSTXT_UNREACHABLE_RETRY_DELAY): {waiting} waiting request(s) "

@@ -155,6 +155,24 @@ async def test_a_retry_after_within_the_schedule_changes_nothing(serve):
     assert stat(crawler, "robotstxt/unreachable/retry_after") == 0
 
 
+@pytest_twisted.ensureDeferred
+async def test_a_resumed_crawl_keeps_the_servers_delay(serve, tmp_path, caplog):
+    site = serve(body("busy", status=503, headers={"Retry-After": "10"}))
+    settings = {"JOBDIR": str(tmp_path / "job"), **FAST}
+    await crawl([f"{site.url}/a"], **settings)
+    assert site.robots_hits() == 1  # no attempt at the schedule's 0.2 s
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    start = time.monotonic()
+    second = await crawl([f"{site.url}/b"], **settings)
+    # Restored from the job's SQLite file with the server's delay: neither fetched nor waited for.
+    assert site.robots_hits() == 1
+    assert time.monotonic() - start < 5
+    assert "its Retry-After (10s)" in second.spider.ignored[f"{site.url}/b"]
+    assert stat(second, "robotstxt/denied/retry_after") == 1
+    [line] = [r.getMessage() for r in caplog.records if "restored from storage" in r.getMessage()]
+    assert "HTTP 503 -> unreachable, attempt 1, next attempt in" in line and "(stored schedule, Retry-After)" in line
+
+
 # -- parsing, and the stored entry --------------------------------------------------------
 
 NOW = 1_700_000_000.0  # Tue, 14 Nov 2023 22:13:20 GMT
