@@ -259,7 +259,7 @@ def _attempts(entry: RobotsEntry, waiting: int, config: RobotsConfig) -> tuple[i
         )
     later = one_shot or f"the site is tried again in {backoff:.0f}s{source} if a request needs it"
     if one_shot and source:
-        later += f" (a crawl would in {backoff:.0f}s{source})"
+        later += f"; a crawl would in {backoff:.0f}s{source}"
     return logging.WARNING if waiting else logging.INFO, (
         f", attempt {entry.failures}: {waiting} waiting request(s) ignored; {later}"
     )

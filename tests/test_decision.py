@@ -330,8 +330,8 @@ def test_a_malformed_retry_after_is_said_in_the_line():
             "120",
             1,
             logging.WARNING,
-            "attempt 1: 1 waiting request(s) ignored; this one-shot run does not try the site again (a crawl would "
-            "in 120s (Retry-After))",
+            "attempt 1: 1 waiting request(s) ignored; this one-shot run does not try the site again; a crawl would "
+            "in 120s (Retry-After)",
         ),
         (
             {},
