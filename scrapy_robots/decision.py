@@ -3,7 +3,8 @@
 :func:`decide` turns a fetch result (a response or the exception that ended it), the
 site's previous entry and the time into the new entry: the status policy
 (:class:`~scrapy_robots.policy.StatusPolicy`), the failure kinds it cannot see, the
-unreachable backoff, RFC 9309's 30-day rule and the stale copy kept meanwhile.
+unreachable backoff (lengthened by a server's Retry-After: :mod:`scrapy_robots.retry_after`),
+RFC 9309's 30-day rule and the stale copy kept meanwhile.
 :func:`describe` words the one log line per decision. Neither parses, logs nor counts:
 the caller (:mod:`scrapy_robots.sites`) does, and the parsing is :mod:`scrapy_robots.reader`'s.
 """
@@ -21,6 +22,14 @@ from scrapy_robots.cache.entry import RobotsEntry, lifetime_from_headers
 from scrapy_robots.decoding import normalize_robotstxt, starts_as_html
 from scrapy_robots.fetch import DECOMPRESSED_FACTOR
 from scrapy_robots.policy import Action
+from scrapy_robots.retry_after import (
+    delay_source,
+    delayed_by_server,
+    given_up_for_retry_after,
+    next_delay,
+    read_retry_after,
+    scheduled_delay,
+)
 
 if TYPE_CHECKING:
     from scrapy_robots.config import RobotsConfig
@@ -50,6 +59,7 @@ class Decision:
     kind: str | None = None  #: :func:`failure_kind` of a failed download; None for a response
     stale: bool = False  #: unreachable, and the previous rules kept in use (RFC 9309 2.4)
     html: bool = False  #: the body parsed is an HTML page (a server answering every URL with one)
+    bad_retry_after: str | None = None  #: a malformed Retry-After, ignored (the schedule applies)
 
 
 def decide(result: FetchResult, previous: RobotsEntry | None, now: float, config: RobotsConfig) -> Decision:
@@ -92,7 +102,7 @@ def decide(result: FetchResult, previous: RobotsEntry | None, now: float, config
         redirects=result.redirects,
     )
     if action is Action.UNREACHABLE:
-        return _unreachable(entry, previous, now, config, kind)
+        return _unreachable(entry, previous, now, config, kind, *read_retry_after(response, now))
     if response is not None:
         entry.expires_at = now + lifetime_from_headers(response.headers, config.cache_ttl, now)
         if action is Action.PARSE:
@@ -102,16 +112,23 @@ def decide(result: FetchResult, previous: RobotsEntry | None, now: float, config
 
 
 def _unreachable(
-    entry: RobotsEntry, previous: RobotsEntry | None, now: float, config: RobotsConfig, kind: str | None
+    entry: RobotsEntry,
+    previous: RobotsEntry | None,
+    now: float,
+    config: RobotsConfig,
+    kind: str | None,
+    retry_after: float | None,
+    bad_retry_after: str | None,
 ) -> Decision:
     stale = previous is not None and previous.action is not Action.UNREACHABLE
     failures = (previous.failures if previous is not None else 0) + 1
     since = previous.unreachable_since if previous is not None and previous.unreachable_since else now
-    entry.failures, entry.unreachable_since = failures, since
-    entry.expires_at = now + _backoff(failures, config)
+    entry.failures, entry.unreachable_since, entry.retry_after = failures, since, retry_after
+    # Not before the server's Retry-After, nor before the schedule's next attempt.
+    entry.expires_at = now + next_delay(failures, config, retry_after)
     if now - since >= config.allow_after:
         # RFC 9309 2.3.1.4: after 30 days unreachable, crawl as if there were no robots.txt.
-        entry.action = Action.ALLOW
+        entry.action, entry.retry_after = Action.ALLOW, None
         entry.expires_at = now + config.cache_ttl
         return Decision(entry, kind)
     if stale:
@@ -120,12 +137,7 @@ def _unreachable(
         entry.action, entry.parser, entry.status = previous.action, previous.parser, previous.status
         entry.body, entry.delay, entry.usage = previous.body, previous.delay, previous.usage
         entry.rules, entry.others, entry.agents = previous.rules, previous.others, previous.agents
-    return Decision(entry, kind, stale=stale)
-
-
-def _backoff(failures: int, config: RobotsConfig) -> float:
-    """Seconds from an unreachable site's attempt number ``failures`` to the next."""
-    return min(config.retry_delay * 2 ** (failures - 1), config.retry_max_delay)
+    return Decision(entry, kind, stale=stale, bad_retry_after=bad_retry_after)
 
 
 def describe_restored(entry: RobotsEntry, now: float, config: RobotsConfig) -> str:
@@ -136,7 +148,8 @@ def describe_restored(entry: RobotsEntry, now: float, config: RobotsConfig) -> s
     details = ""
     if entry.action is Action.UNREACHABLE:
         left = max(0.0, entry.expires_at - now)
-        details = f", attempt {entry.failures}, next attempt in {_duration(left)} (stored schedule)"
+        source = ", Retry-After" if delayed_by_server(entry, config) else ""
+        details = f", attempt {entry.failures}, next attempt in {_duration(left)} (stored schedule{source})"
     elif entry.action is Action.PARSE:
         details = f", {entry.size} bytes, parser {config.parser_name}"
         if entry.delay is not None:
@@ -167,9 +180,14 @@ def _error_text(exc: BaseException | None) -> str:
 
 def worth_waiting(entry: RobotsEntry, config: RobotsConfig) -> bool:
     """An unreachable site's requests wait while its attempts are within
-    ROBOTSTXT_UNREACHABLE_RETRY_TIMES retries; after that they are ignored at once
-    (until the next attempt, which the next request to need the site makes)."""
-    return entry.action is Action.UNREACHABLE and entry.failures <= config.retry_times
+    ROBOTSTXT_UNREACHABLE_RETRY_TIMES retries and the next attempt is the schedule's;
+    after that, or when the server's Retry-After puts the next attempt later, they are
+    ignored at once (until the next attempt, which the next request to need the site makes)."""
+    return (
+        entry.action is Action.UNREACHABLE
+        and entry.failures <= config.retry_times
+        and not delayed_by_server(entry, config)
+    )
 
 
 def describe(decision: Decision, result: FetchResult, waiting: int, config: RobotsConfig) -> tuple[int, str]:
@@ -185,37 +203,15 @@ def describe(decision: Decision, result: FetchResult, waiting: int, config: Robo
     if entry.failures and entry.action is not Action.UNREACHABLE:
         backoff = entry.expires_at - entry.fetched_at
         if decision.stale:
-            details = f" (previous copy kept), attempt {entry.failures}, next in {backoff:.0f}s"
+            source = delay_source(entry, config)  # " (Retry-After)" when the server set the delay
+            details = f" (previous copy kept), attempt {entry.failures}, next in {backoff:.0f}s{source}"
         else:
             details = (
                 f" after {entry.failures} attempt(s) since the site became unreachable "
                 "(ROBOTSTXT_UNREACHABLE_ALLOW_AFTER)"
             )
     elif entry.failures:
-        backoff = entry.expires_at - entry.fetched_at
-        if worth_waiting(entry, config):
-            details = (
-                f", attempt {entry.failures} of {config.retry_times + 1}: {waiting} request(s) wait, "
-                f"next attempt in {backoff:.0f}s (ROBOTSTXT_UNREACHABLE_RETRY_DELAY, "
-                f"ROBOTSTXT_UNREACHABLE_RETRY_TIMES)"
-            )
-            # The waiting requests keep a finished crawl open until the last attempt.
-            until = sum(_backoff(attempt, config) for attempt in range(entry.failures, config.retry_times + 1))
-            details += (
-                f"; they hold the crawl open until about "
-                f"{time.strftime('%H:%M:%S', time.localtime(entry.fetched_at + until))} ({_duration(until)})"
-            )
-            if entry.failures == 1:
-                level = logging.WARNING
-        else:
-            later = (
-                "this one-shot run does not try the site again"  # scrapy robots: nothing will ask again
-                if config.one_shot
-                else f"the site is tried again in {backoff:.0f}s if a request needs it"
-            )
-            details = f", attempt {entry.failures}: {waiting} waiting request(s) ignored; {later}"
-            if waiting:
-                level = logging.WARNING
+        level, details = _attempts(entry, waiting, config)
     elif entry.action is Action.PARSE:
         details = f", {entry.size} bytes, parser {config.parser_name}"
         if entry.truncated:
@@ -232,5 +228,38 @@ def describe(decision: Decision, result: FetchResult, waiting: int, config: Robo
         details = " (a downloader middleware refused the robots.txt request)"
     elif response is None:
         level = logging.WARNING  # a failure the policy turned into allow or deny
+    if decision.bad_retry_after is not None:
+        details += f"; Retry-After {decision.bad_retry_after!r} ignored (neither seconds nor an HTTP date)"
     redirected = f" (redirected to {result.url})" if result.url != result.requested_url else ""
     return level, f"robots.txt for {entry.site}: {outcome} -> {entry.action.value}{details}{redirected}"
+
+
+def _attempts(entry: RobotsEntry, waiting: int, config: RobotsConfig) -> tuple[int, str]:
+    """What an unreachable site's line says of its attempts and of the waiting requests."""
+    backoff = entry.expires_at - entry.fetched_at
+    source = delay_source(entry, config)  # " (Retry-After)" when the server set the delay
+    if worth_waiting(entry, config):
+        # The waiting requests keep a finished crawl open until the last attempt.
+        until = sum(scheduled_delay(attempt, config) for attempt in range(entry.failures, config.retry_times + 1))
+        return logging.WARNING if entry.failures == 1 else logging.INFO, (
+            f", attempt {entry.failures} of {config.retry_times + 1}: {waiting} request(s) wait, "
+            f"next attempt in {backoff:.0f}s (ROBOTSTXT_UNREACHABLE_RETRY_DELAY, ROBOTSTXT_UNREACHABLE_RETRY_TIMES); "
+            f"they hold the crawl open until about "
+            f"{time.strftime('%H:%M:%S', time.localtime(entry.fetched_at + until))} ({_duration(until)})"
+        )
+    # scrapy robots: a one-shot run, nothing will ask again
+    one_shot = "this one-shot run does not try the site again" if config.one_shot else ""
+    if given_up_for_retry_after(entry, config):
+        # The server asks for longer than the schedule would hold the requests: not held.
+        scheduled = f"{scheduled_delay(entry.failures, config):g}s"
+        return logging.WARNING if waiting or entry.failures == 1 else logging.INFO, (
+            f", attempt {entry.failures} of {config.retry_times + 1}: next attempt in {backoff:.0f}s{source}, "
+            f"past the schedule's {scheduled} (ROBOTSTXT_UNREACHABLE_RETRY_DELAY): {waiting} waiting request(s) "
+            f"ignored rather than held; {one_shot or 'the site is tried again then if a request needs it'}"
+        )
+    later = one_shot or f"the site is tried again in {backoff:.0f}s{source} if a request needs it"
+    if one_shot and source:
+        later += f"; a crawl would in {backoff:.0f}s{source}"
+    return logging.WARNING if waiting else logging.INFO, (
+        f", attempt {entry.failures}: {waiting} waiting request(s) ignored; {later}"
+    )

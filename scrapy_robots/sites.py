@@ -28,6 +28,7 @@ from scrapy_robots.cache import RobotsEntry
 from scrapy_robots.decision import REFUSED, decide, describe, describe_restored, worth_waiting
 from scrapy_robots.fetch import site_of
 from scrapy_robots.policy import Action
+from scrapy_robots.retry_after import delayed_by_server
 from scrapy_robots.waiting import CrawlClosing, timer
 
 if TYPE_CHECKING:
@@ -276,6 +277,10 @@ class SiteBook:
             stats.inc_value("robotstxt/truncated")
         if decision.html:
             stats.inc_value("robotstxt/html_page")
+        if delayed_by_server(decision.entry, self.config):
+            stats.inc_value("robotstxt/unreachable/retry_after")
+        if decision.bad_retry_after is not None:
+            stats.inc_value("robotstxt/unreachable/retry_after_malformed")
 
     def _count_delay(self, entry: RobotsEntry) -> None:
         delay, stats = entry.delay, self.stats

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.cache.entry import Action
+from scrapy_robots.retry_after import given_up_for_retry_after
 from scrapy_robots.usage import DENIED_REASON as USAGE_DENIED
 from scrapy_robots.usage import check_request
 
@@ -60,7 +61,7 @@ def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig) -> Verdi
     if action is Action.ALLOW:
         return ALLOWED
     if action is not Action.PARSE:
-        return _by_policy(entry)
+        return _by_policy(entry, config)
     if entry.delay is not None and entry.delay.skip:
         return Verdict(
             False,
@@ -97,7 +98,7 @@ def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig) -> Verdi
     return ALLOWED
 
 
-def _by_policy(entry: RobotsEntry) -> Verdict:
+def _by_policy(entry: RobotsEntry, config: RobotsConfig) -> Verdict:
     """The verdict for every URL of a site whose robots.txt was not parsed."""
     if entry.action is Action.EXCLUDED:
         return EXCLUDED
@@ -105,12 +106,17 @@ def _by_policy(entry: RobotsEntry) -> Verdict:
         return Verdict(
             False, f"{FORBIDDEN}: deny all (robots.txt answered HTTP {entry.status})", "robotstxt/denied/deny_all"
         )
-    return Verdict(
-        False,
-        f"{FORBIDDEN}: robots.txt unreachable ({entry.error or f'HTTP {entry.status}'}) "
-        f"after {entry.failures} attempt(s)",
-        "robotstxt/denied/unreachable",
-    )
+    unreachable = f"{FORBIDDEN}: robots.txt unreachable ({entry.error or f'HTTP {entry.status}'})"
+    if given_up_for_retry_after(entry, config):
+        # The requests would have waited for the next attempt, but the server puts it later.
+        assert entry.retry_after is not None
+        return Verdict(
+            False,
+            f"{unreachable} after {entry.failures} attempt(s), and its Retry-After ({entry.retry_after:.0f}s) "
+            f"puts the next attempt past the retry schedule's",
+            "robotstxt/denied/retry_after",
+        )
+    return Verdict(False, f"{unreachable} after {entry.failures} attempt(s)", "robotstxt/denied/unreachable")
 
 
 def user_agent(request: Request, config: RobotsConfig) -> str | bytes:

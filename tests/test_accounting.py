@@ -10,6 +10,7 @@ DENIAL_STATS = (
     "robotstxt/forbidden",
     "robotstxt/denied/deny_all",
     "robotstxt/denied/unreachable",
+    "robotstxt/denied/retry_after",
     "robotstxt/denied/excluded",
 )
 
@@ -23,6 +24,7 @@ async def test_every_request_accounted_for(serve):
         serve(body("down", status=503)),
         serve(reset()),
         serve(hang()),
+        serve(body("later", status=429, headers={"Retry-After": "60"})),  # not waited for (#22)
         serve(body("User-agent: *\nDisallow:\n")),  # excluded below
     ]
     urls = [f"{site.url}/p{i}" for site in sites for i in range(6)]
@@ -43,6 +45,7 @@ async def test_every_request_accounted_for(serve):
     assert stat(crawler, "robotstxt/forbidden") == 2
     assert stat(crawler, "robotstxt/denied/deny_all") == 6
     assert stat(crawler, "robotstxt/denied/unreachable") == 18
+    assert stat(crawler, "robotstxt/denied/retry_after") == 6
     assert stat(crawler, "robotstxt/denied/excluded") == 6
     pages = sum(len(site.page_hits()) for site in sites)
     assert pages == len(spider.downloaded)

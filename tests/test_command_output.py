@@ -149,6 +149,50 @@ def test_the_command_promises_no_retry_it_will_not_make(site, robots):
     assert "  policy       unreachable: a crawl denies the site's URLs for now and tries again later" in out.stdout
 
 
+def test_an_unreachable_site_shows_what_its_retry_after_does(site, robots):
+    # Issue #22: the server's Retry-After sets a crawl's next attempt (bounded), or not.
+    down = site({"/robots.txt": (503, "busy", {"Retry-After": "120"})})
+    url = f"{down.url}/x"
+    out = robots(url)
+    assert out.returncode == 2
+    row = (
+        "  retry after  the server asks 120s: a crawl's next attempt is in 120s, as asked, past the retry schedule's; "
+        "the site's requests are ignored meanwhile, not held"
+    )
+    assert row in out.stdout.splitlines(), out.stdout
+    assert "this one-shot run does not try the site again; a crawl would in 120s (Retry-After)" in out.stderr
+    [answer] = _json(robots("--json", url).stdout)
+    assert answer["robots_txt"]["retry_after"] == 120
+    assert answer["robots_txt"]["next_attempt"] == {"seconds": 120, "by": "Retry-After"}
+    bounded = robots(url, "-s", "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY=60")
+    assert (
+        "  retry after  the server asks 120s: a crawl's next attempt is in 60s, the longest "
+        "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY allows; the site's requests are ignored meanwhile, not held"
+    ) in bounded.stdout.splitlines(), bounded.stdout
+    soon = site({"/robots.txt": (429, "slow down", {"Retry-After": "5"})})
+    [answer] = _json(robots("--json", f"{soon.url}/x").stdout)
+    assert answer["robots_txt"]["next_attempt"] == {"seconds": 30, "by": "schedule"}
+    within = robots(f"{soon.url}/x").stdout
+    assert (
+        "  retry after  the server asks 5s: within the retry schedule, whose next attempt, in 30s, a crawl keeps"
+        in within.splitlines()
+    ), within
+    # Without the header: no row, and the JSON says the schedule's.
+    plain = site({"/robots.txt": (503, "busy", {})})
+    assert "retry after" not in robots(f"{plain.url}/x").stdout
+    [answer] = _json(robots("--json", f"{plain.url}/x").stdout)
+    assert answer["robots_txt"]["retry_after"] is None
+    assert answer["robots_txt"]["next_attempt"] == {"seconds": 30, "by": "schedule"}
+
+
+def test_a_malformed_retry_after_is_said_to_be_ignored(site, robots):
+    down = site({"/robots.txt": (503, "busy", {"Retry-After": "soon"})})
+    out = robots(f"{down.url}/x")
+    assert out.returncode == 2
+    assert "retry after" not in out.stdout
+    assert "Retry-After 'soon' ignored (neither seconds nor an HTTP date)" in out.stderr, out.stderr
+
+
 def test_a_crawl_still_says_when_it_tries_again():
     from scrapy.http import Response
     from scrapy.settings import Settings

@@ -13,7 +13,7 @@ from scrapy.http import Request, Response
 from scrapy.settings import Settings
 
 from scrapy_robots.cache import RobotsEntry
-from scrapy_robots.config import RobotsConfig
+from scrapy_robots.config import ONE_SHOT_SETTING, RobotsConfig
 from scrapy_robots.decision import REDIRECT_LOOP, REFUSED, TOO_LARGE, decide, describe, failure_kind, worth_waiting
 from scrapy_robots.delay import SiteDelay
 from scrapy_robots.fetch import FetchResult
@@ -253,3 +253,119 @@ def test_the_agent_obeyed_is_robotstxt_user_agent_then_the_request_s():
     assert not verdict(entry, foo, config()).allowed
     assert verdict(entry, foo, config(ROBOTSTXT_USER_AGENT="BarBot")).allowed
     assert verdict(entry, Request("https://shop.example/x"), config(USER_AGENT="BarBot/2")) is ALLOWED
+
+
+# -- Retry-After on an unreachable robots.txt (issue #22) -----------------------------
+
+
+def busy(status: int = 503, retry_after: str | None = None) -> FetchResult:
+    return answered(status, b"busy", {"Retry-After": retry_after} if retry_after is not None else None)
+
+
+@pytest.mark.parametrize(
+    ("result", "previous", "backoff", "asked", "waits"),
+    [
+        (busy(503, "120"), None, 120, 120, False),  # past the schedule's 30 s: not waited for
+        (busy(429, "Mon, 12 Jan 1970 14:46:40 GMT"), None, 3600, 3600, False),  # NOW + 1 h, an HTTP date
+        (busy(503, "10"), None, 30, 10, True),  # sooner than the schedule: the schedule's
+        (busy(503, "Thu, 01 Jan 1970 00:00:00 GMT"), None, 30, 0, True),  # in the past: now
+        (busy(503, "86400"), None, 3600, 86400, False),  # bounded by ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY
+        (busy(503, "100"), unreachable(2), 120, 100, True),  # attempt 3: the schedule's 120 s
+        (busy(503, "9000"), unreachable(8), 3600, 9000, False),  # the schedule at the bound: not lengthened
+        (busy(503, "soon"), None, 30, None, True),  # malformed: ignored
+        (busy(500, "120"), None, 30, None, True),  # only 429 and 503 ask to wait
+        (busy(503), None, 30, None, True),
+    ],
+)
+def test_retry_after_sets_the_next_attempt_not_before_the_schedule(result, previous, backoff, asked, waits):
+    settings = config()
+    entry = decide(result, previous, NOW, settings).entry
+    assert entry.expires_at - NOW == backoff
+    assert entry.retry_after == asked
+    assert worth_waiting(entry, settings) is (waits and entry.failures <= settings.retry_times)
+
+
+def test_a_malformed_retry_after_is_said_in_the_line():
+    decision = decide(busy(503, "in a while"), None, NOW, config())
+    assert decision.bad_retry_after == "in a while"
+    level, message = describe(decision, busy(503, "in a while"), 2, config())
+    assert "2 request(s) wait, next attempt in 30s (ROBOTSTXT_UNREACHABLE_RETRY_DELAY" in message, message
+    assert message.endswith("; Retry-After 'in a while' ignored (neither seconds nor an HTTP date)"), message
+    assert level == logging.WARNING
+
+
+@pytest.mark.parametrize(
+    ("settings", "previous", "retry_after", "waiting", "level", "words"),
+    [
+        (
+            {},
+            None,
+            "120",
+            3,
+            logging.WARNING,
+            "HTTP 503 -> unreachable, attempt 1 of 4: next attempt in 120s (Retry-After), past the schedule's 30s "
+            "(ROBOTSTXT_UNREACHABLE_RETRY_DELAY): 3 waiting request(s) ignored rather than held; the site is tried "
+            "again then if a request needs it",
+        ),
+        (
+            {},
+            unreachable(1),
+            "86400",
+            0,
+            logging.INFO,
+            "attempt 2 of 4: next attempt in 3600s (Retry-After asks 86400s, bounded by "
+            "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY), past the schedule's 60s",
+        ),
+        (  # past the retries: the requests were ignored anyway; the line says when the next attempt is
+            {},
+            unreachable(4),
+            "600",
+            2,
+            logging.WARNING,
+            "attempt 5: 2 waiting request(s) ignored; the site is tried again in 600s (Retry-After) if a request needs",
+        ),
+        (  # scrapy robots: a one-shot run says what a crawl would do
+            {"ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 0, ONE_SHOT_SETTING: True},
+            None,
+            "120",
+            1,
+            logging.WARNING,
+            "attempt 1: 1 waiting request(s) ignored; this one-shot run does not try the site again; a crawl would "
+            "in 120s (Retry-After)",
+        ),
+        (
+            {},
+            parsed(),
+            "120",
+            0,
+            logging.INFO,
+            "HTTP 503 -> parse (previous copy kept), attempt 1, next in 120s (Retry-After)",
+        ),
+    ],
+)
+def test_the_line_says_the_delay_came_from_the_server(settings, previous, retry_after, waiting, level, words):
+    result = busy(503, retry_after)
+    decision = decide(result, previous, NOW, config(**settings))
+    got_level, message = describe(decision, result, waiting, config(**settings))
+    assert words in message, message
+    assert got_level == level
+
+
+def test_the_reason_names_the_retry_after_while_the_requests_would_have_waited():
+    settings = config()
+    request = Request("https://shop.example/")
+    first = decide(busy(503, "120"), None, NOW, settings).entry
+    answer = verdict(first, request, settings)
+    assert answer.stat == "robotstxt/denied/retry_after"
+    assert answer.reason == (
+        "Forbidden by robots.txt: robots.txt unreachable (HTTP 503) after 1 attempt(s), and its Retry-After (120s) "
+        "puts the next attempt past the retry schedule's"
+    )
+    # Past the retries, the requests are ignored for that: the reason is the usual one.
+    fifth = decide(busy(503, "120"), unreachable(4), NOW, settings).entry
+    assert verdict(fifth, request, settings).stat == "robotstxt/denied/unreachable"
+
+
+def test_after_30_days_a_retry_after_is_no_longer_kept():
+    entry = decide(busy(503, "120"), unreachable(40, since=NOW - 31 * DAY), NOW, config()).entry
+    assert (entry.action, entry.retry_after, entry.expires_at - NOW) == (Action.ALLOW, None, DAY)

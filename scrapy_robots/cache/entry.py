@@ -39,6 +39,8 @@ class RobotsEntry:
     error: str | None = None  #: the network error, for "unreachable"
     failures: int = 0  #: consecutive unreachable outcomes
     unreachable_since: float | None = None
+    #: seconds the server's Retry-After asked from ``fetched_at`` (a 429 or 503), or None
+    retry_after: float | None = None
     #: the UTF-8 body the rules come from (``action`` parse): what a storage keeps
     body: bytes | None = field(default=None, repr=False, compare=False)
     #: built from ``body`` by this crawler's ROBOTSTXT_PARSER, when it cannot answer
@@ -74,7 +76,10 @@ RECORD_FIELDS = (
     "error",
     "failures",
     "unreachable_since",
+    "retry_after",
 )
+#: Fields added since records were first written: a record written before lacks them (None).
+LATER_FIELDS = frozenset({"retry_after"})
 
 
 def record_of(entry: RobotsEntry) -> str:
@@ -90,7 +95,9 @@ def entry_from_record(record: str | bytes, body: bytes | None) -> RobotsEntry:
     """Raises ValueError on a record that is not one (a corrupt or foreign value)."""
     try:
         fields = json.loads(record)
-        entry = RobotsEntry(**{name: fields[name] for name in RECORD_FIELDS})
+        entry = RobotsEntry(
+            **{name: fields.get(name) if name in LATER_FIELDS else fields[name] for name in RECORD_FIELDS}
+        )
         entry.action = Action(entry.action)
         entry.agents = _agents(fields.get("agents"))  # absent from records written before 0.9
     except (KeyError, TypeError, AttributeError) as exc:

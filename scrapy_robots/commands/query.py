@@ -29,6 +29,7 @@ from scrapy_robots.parsers import (
     default_user_agent,
 )
 from scrapy_robots.policy import Action
+from scrapy_robots.retry_after import delayed_by_server
 from scrapy_robots.slots import slot_delay
 from scrapy_robots.slots import user_delay as slot_user_delay
 from scrapy_robots.summary import summarize_robotstxt
@@ -229,6 +230,7 @@ class RobotsQuerySpider(Spider):
                 "maxsize": config.maxsize,
                 "policy": entry.action.value,
                 "error": entry.error,
+                **_next_attempt(entry, config),
             },
             "decision": _decision(parser, url, agent, entry.truncated and config.maxsize)
             if entry.action is Action.PARSE
@@ -364,6 +366,21 @@ def _decision(parser: RobotParser | None, url: str, agent: str, cut_at: int | bo
         "group": [{"line": line, "user_agent": value} for line, value in explanation.group_lines],
         "rule": {"line": rule.line, "text": rule.text, "allow": rule.allow} if rule is not None else None,
         "explanation": reason,
+    }
+
+
+def _next_attempt(entry: RobotsEntry, config: RobotsConfig) -> dict[str, Any]:
+    """An unreachable robots.txt: when a crawl tries it again, and what set that time
+    (the retry schedule, the server's Retry-After, or the bound on it)."""
+    retry_after = round(entry.retry_after, 3) if entry.retry_after is not None else None
+    if entry.action is not Action.UNREACHABLE:
+        return {"retry_after": retry_after, "next_attempt": None}
+    by = "schedule"
+    if retry_after is not None and delayed_by_server(entry, config):
+        by = "Retry-After" if retry_after <= config.retry_max_delay else "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY"
+    return {
+        "retry_after": retry_after,
+        "next_attempt": {"seconds": round(entry.expires_at - entry.fetched_at, 3), "by": by},
     }
 
 

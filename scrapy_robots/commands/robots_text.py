@@ -110,6 +110,8 @@ def format_report(
     elif robots["policy"] in ("allow", "deny") and robots["status"] is not None:
         policy += f" on HTTP {robots['status']}"
     row("policy", policy)
+    if robots.get("retry_after") is not None and robots.get("next_attempt"):
+        row("retry after", _retry_after_text(robots["retry_after"], robots["next_attempt"]))
     row("crawl delay", _delay_text(result))
     sitemaps = result["sitemaps"]
     if sitemaps == UNSUPPORTED:
@@ -121,6 +123,23 @@ def format_report(
     elif robots["policy"] == "parse":
         row("sitemaps", "none")
     return "\n".join(lines)
+
+
+def _retry_after_text(asked: float, next_attempt: dict[str, Any]) -> str:
+    """What the server's Retry-After makes of a crawl's next attempt at the site."""
+    told = f"the server asks {_seconds(asked)}"
+    after = _seconds(next_attempt["seconds"])
+    if next_attempt["by"] == "schedule":
+        return f"{told}: within the retry schedule, whose next attempt, in {after}, a crawl keeps"
+    if next_attempt["by"] == "Retry-After":
+        bound = "as asked, past the retry schedule's"
+    else:
+        bound = f"the longest {next_attempt['by']} allows"
+    return f"{told}: a crawl's next attempt is in {after}, {bound}; the site's requests are ignored meanwhile, not held"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}s" if value < 10 else f"{value:.0f}s"
 
 
 def _usage_text(preference: dict[str, Any]) -> str:
