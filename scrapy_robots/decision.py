@@ -28,6 +28,7 @@ from scrapy_robots.retry_after import (
     given_up_for_retry_after,
     next_delay,
     read_retry_after,
+    schedule_ends,
     scheduled_delay,
 )
 
@@ -180,13 +181,14 @@ def _error_text(exc: BaseException | None) -> str:
 
 def worth_waiting(entry: RobotsEntry, config: RobotsConfig) -> bool:
     """An unreachable site's requests wait while its attempts are within
-    ROBOTSTXT_UNREACHABLE_RETRY_TIMES retries and the next attempt is the schedule's;
-    after that, or when the server's Retry-After puts the next attempt later, they are
-    ignored at once (until the next attempt, which the next request to need the site makes)."""
+    ROBOTSTXT_UNREACHABLE_RETRY_TIMES retries, for an attempt within the schedule's time
+    (a server's Retry-After may set it later, not past the schedule's last attempt);
+    after that they are ignored at once (until the next attempt, which the next request
+    to need the site makes)."""
     return (
         entry.action is Action.UNREACHABLE
         and entry.failures <= config.retry_times
-        and not delayed_by_server(entry, config)
+        and not given_up_for_retry_after(entry, config)
     )
 
 
@@ -234,6 +236,9 @@ def describe(decision: Decision, result: FetchResult, waiting: int, config: Robo
     return level, f"robots.txt for {entry.site}: {outcome} -> {entry.action.value}{details}{redirected}"
 
 
+_SCHEDULE = " (ROBOTSTXT_UNREACHABLE_RETRY_DELAY, ROBOTSTXT_UNREACHABLE_RETRY_TIMES)"
+
+
 def _attempts(entry: RobotsEntry, waiting: int, config: RobotsConfig) -> tuple[int, str]:
     """What an unreachable site's line says of its attempts and of the waiting requests."""
     backoff = entry.expires_at - entry.fetched_at
@@ -243,7 +248,7 @@ def _attempts(entry: RobotsEntry, waiting: int, config: RobotsConfig) -> tuple[i
         until = sum(scheduled_delay(attempt, config) for attempt in range(entry.failures, config.retry_times + 1))
         return logging.WARNING if entry.failures == 1 else logging.INFO, (
             f", attempt {entry.failures} of {config.retry_times + 1}: {waiting} request(s) wait, "
-            f"next attempt in {backoff:.0f}s (ROBOTSTXT_UNREACHABLE_RETRY_DELAY, ROBOTSTXT_UNREACHABLE_RETRY_TIMES); "
+            f"next attempt in {backoff:.0f}s{source or _SCHEDULE}; "
             f"they hold the crawl open until about "
             f"{time.strftime('%H:%M:%S', time.localtime(entry.fetched_at + until))} ({_duration(until)})"
         )
@@ -251,11 +256,12 @@ def _attempts(entry: RobotsEntry, waiting: int, config: RobotsConfig) -> tuple[i
     one_shot = "this one-shot run does not try the site again" if config.one_shot else ""
     if given_up_for_retry_after(entry, config):
         # The server asks for longer than the schedule would hold the requests: not held.
-        scheduled = f"{scheduled_delay(entry.failures, config):g}s"
+        ends = _duration(max(0.0, schedule_ends(entry, config) - entry.fetched_at))
         return logging.WARNING if waiting or entry.failures == 1 else logging.INFO, (
             f", attempt {entry.failures} of {config.retry_times + 1}: next attempt in {backoff:.0f}s{source}, "
-            f"past the schedule's {scheduled} (ROBOTSTXT_UNREACHABLE_RETRY_DELAY): {waiting} waiting request(s) "
-            f"ignored rather than held; {one_shot or 'the site is tried again then if a request needs it'}"
+            f"past the schedule's last attempt (in {ends}: ROBOTSTXT_UNREACHABLE_RETRY_DELAY, "
+            f"ROBOTSTXT_UNREACHABLE_RETRY_TIMES): {waiting} waiting request(s) ignored rather than held; "
+            f"{one_shot or 'the site is tried again then if a request needs it'}"
         )
     later = one_shot or f"the site is tried again in {backoff:.0f}s{source} if a request needs it"
     if one_shot and source:

@@ -79,12 +79,24 @@ def delayed_by_server(entry: RobotsEntry, config: RobotsConfig) -> bool:
     return next_delay(entry.failures, config, entry.retry_after) > scheduled_delay(entry.failures, config)
 
 
+def schedule_ends(entry: RobotsEntry, config: RobotsConfig) -> float:
+    """When the schedule would make an unreachable site's last attempt, counted from its
+    first failure: the longest its requests are held (ROBOTSTXT_UNREACHABLE_RETRY_DELAY,
+    ROBOTSTXT_UNREACHABLE_RETRY_TIMES), whatever the server asks."""
+    since = entry.unreachable_since if entry.unreachable_since is not None else entry.fetched_at
+    return since + sum(scheduled_delay(attempt, config) for attempt in range(1, config.retry_times + 1))
+
+
 def given_up_for_retry_after(entry: RobotsEntry, config: RobotsConfig) -> bool:
     """An unreachable site's requests would wait for its next attempt (within
     ROBOTSTXT_UNREACHABLE_RETRY_TIMES), but the server's Retry-After puts it past the
-    schedule's: they are ignored at once instead of held (:func:`decision.worth_waiting`)."""
+    schedule's last attempt: they are ignored at once instead of held
+    (:func:`decision.worth_waiting`). A Retry-After within the schedule's time is waited for."""
     return (
-        entry.action is Action.UNREACHABLE and entry.failures <= config.retry_times and delayed_by_server(entry, config)
+        entry.action is Action.UNREACHABLE
+        and entry.failures <= config.retry_times
+        and delayed_by_server(entry, config)
+        and entry.expires_at > schedule_ends(entry, config)
     )
 
 

@@ -113,7 +113,7 @@ def _by_policy(entry: RobotsEntry, config: RobotsConfig) -> Verdict:
         return Verdict(
             False,
             f"{unreachable} after {entry.failures} attempt(s), and its Retry-After ({entry.retry_after:.0f}s) "
-            f"puts the next attempt past the retry schedule's",
+            f"puts the next attempt past the retry schedule's last",
             "robotstxt/denied/retry_after",
         )
     return Verdict(False, f"{unreachable} after {entry.failures} attempt(s)", "robotstxt/denied/unreachable")

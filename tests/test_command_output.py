@@ -156,8 +156,8 @@ def test_an_unreachable_site_shows_what_its_retry_after_does(site, robots):
     out = robots(url)
     assert out.returncode == 2
     row = (
-        "  retry after  the server asks 120s: a crawl's next attempt is in 120s, as asked, past the retry schedule's; "
-        "the site's requests are ignored meanwhile, not held"
+        "  retry after  the server asks 120s: a crawl's next attempt is in 120s, as asked, later than the retry "
+        "schedule's; the site's requests wait for it only if it comes before the schedule's last attempt"
     )
     assert row in out.stdout.splitlines(), out.stdout
     assert "this one-shot run does not try the site again; a crawl would in 120s (Retry-After)" in out.stderr
@@ -167,7 +167,8 @@ def test_an_unreachable_site_shows_what_its_retry_after_does(site, robots):
     bounded = robots(url, "-s", "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY=60")
     assert (
         "  retry after  the server asks 120s: a crawl's next attempt is in 60s, the longest "
-        "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY allows; the site's requests are ignored meanwhile, not held"
+        "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY allows; the site's requests wait for it only if it comes before the "
+        "schedule's last attempt"
     ) in bounded.stdout.splitlines(), bounded.stdout
     soon = site({"/robots.txt": (429, "slow down", {"Retry-After": "5"})})
     [answer] = _json(robots("--json", f"{soon.url}/x").stdout)

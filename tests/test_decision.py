@@ -265,7 +265,8 @@ def busy(status: int = 503, retry_after: str | None = None) -> FetchResult:
 @pytest.mark.parametrize(
     ("result", "previous", "backoff", "asked", "waits"),
     [
-        (busy(503, "120"), None, 120, 120, False),  # past the schedule's 30 s: not waited for
+        (busy(503, "120"), None, 120, 120, True),  # past the next 30 s, within the schedule's 210 s: waited for
+        (busy(503, "300"), None, 300, 300, False),  # past the schedule's last attempt (30 + 60 + 120 s): not
         (busy(429, "Mon, 12 Jan 1970 14:46:40 GMT"), None, 3600, 3600, False),  # NOW + 1 h, an HTTP date
         (busy(503, "10"), None, 30, 10, True),  # sooner than the schedule: the schedule's
         (busy(503, "Thu, 01 Jan 1970 00:00:00 GMT"), None, 30, 0, True),  # in the past: now
@@ -300,12 +301,21 @@ def test_a_malformed_retry_after_is_said_in_the_line():
         (
             {},
             None,
+            "300",
+            3,
+            logging.WARNING,
+            "HTTP 503 -> unreachable, attempt 1 of 4: next attempt in 300s (Retry-After), past the schedule's last "
+            "attempt (in 3m30s: ROBOTSTXT_UNREACHABLE_RETRY_DELAY, ROBOTSTXT_UNREACHABLE_RETRY_TIMES): 3 waiting "
+            "request(s) ignored rather than held; the site is tried again then if a request needs it",
+        ),
+        (  # within the schedule's time: the requests wait for the server's
+            {},
+            None,
             "120",
             3,
             logging.WARNING,
-            "HTTP 503 -> unreachable, attempt 1 of 4: next attempt in 120s (Retry-After), past the schedule's 30s "
-            "(ROBOTSTXT_UNREACHABLE_RETRY_DELAY): 3 waiting request(s) ignored rather than held; the site is tried "
-            "again then if a request needs it",
+            "HTTP 503 -> unreachable, attempt 1 of 4: 3 request(s) wait, next attempt in 120s (Retry-After); they "
+            "hold the crawl open until about",
         ),
         (
             {},
@@ -314,7 +324,7 @@ def test_a_malformed_retry_after_is_said_in_the_line():
             0,
             logging.INFO,
             "attempt 2 of 4: next attempt in 3600s (Retry-After asks 86400s, bounded by "
-            "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY), past the schedule's 60s",
+            "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY), past the schedule's last attempt (in 2m30s:",
         ),
         (  # past the retries: the requests were ignored anyway; the line says when the next attempt is
             {},
@@ -354,13 +364,19 @@ def test_the_line_says_the_delay_came_from_the_server(settings, previous, retry_
 def test_the_reason_names_the_retry_after_while_the_requests_would_have_waited():
     settings = config()
     request = Request("https://shop.example/")
-    first = decide(busy(503, "120"), None, NOW, settings).entry
+    first = decide(busy(503, "300"), None, NOW, settings).entry
     answer = verdict(first, request, settings)
     assert answer.stat == "robotstxt/denied/retry_after"
     assert answer.reason == (
-        "Forbidden by robots.txt: robots.txt unreachable (HTTP 503) after 1 attempt(s), and its Retry-After (120s) "
-        "puts the next attempt past the retry schedule's"
+        "Forbidden by robots.txt: robots.txt unreachable (HTTP 503) after 1 attempt(s), and its Retry-After (300s) "
+        "puts the next attempt past the retry schedule's last"
     )
+    # Within the schedule's time (30 + 60 + 120 s from the first failure), they wait for it.
+    assert worth_waiting(decide(busy(503, "120"), None, NOW, settings).entry, settings)
+    # Counted from the first failure: at attempt 3 (90 s in), 121 s is past the last attempt.
+    third = decide(busy(503, "121"), unreachable(2, since=NOW - 90), NOW, settings).entry
+    assert verdict(third, request, settings).stat == "robotstxt/denied/retry_after"
+    assert worth_waiting(decide(busy(503, "120"), unreachable(2, since=NOW - 90), NOW, settings).entry, settings)
     # Past the retries, the requests are ignored for that: the reason is the usual one.
     fifth = decide(busy(503, "120"), unreachable(4), NOW, settings).entry
     assert verdict(fifth, request, settings).stat == "robotstxt/denied/unreachable"

@@ -23,7 +23,9 @@ from scrapy_robots.policy import Action
 from scrapy_robots.retry_after import parse_retry_after
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
-FAST = {"ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 0.2}  # the schedule: 0.2, 0.4, 0.8 s
+FAST = {"ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 0.2}  # the schedule: 0.2, 0.4, 0.8 s (1.4 s in all)
+#: One retry: the schedule's last attempt 0.2 s after the first failure.
+ONE_RETRY = {**FAST, "ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 1}
 
 
 class PlannedSpider(RecordingSpider):
@@ -51,13 +53,31 @@ def site_lines(caplog) -> list[logging.LogRecord]:
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_retry_after_within_the_schedules_time_is_waited_for(serve, caplog):
+    # 1 s asked: later than the schedule's next attempt (0.2 s), before its last (1.4 s).
+    site = serve(sequence(body("busy", status=503, headers={"Retry-After": "1"}), body(ROBOTS)))
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    urls = [f"{site.url}/a", f"{site.url}/private/b", f"{site.url}/c"]
+    crawler = await crawl(urls, spider_cls=planned(0, 0, 0.5), **FAST)
+    first, second = robots_times(site)
+    assert second - first >= 1.0  # not at the schedule's 0.2 s, nor when /c came
+    # Every request waited for the server's time, and got the rules.
+    assert sorted(crawler.spider.downloaded) == [urls[0], urls[2]]
+    assert crawler.spider.ignored == {urls[1]: "Forbidden by robots.txt"}
+    assert stat(crawler, "robotstxt/unreachable/retry_after") == 1
+    assert stat(crawler, "robotstxt/denied/retry_after") == 0
+    message = site_lines(caplog)[0].getMessage()
+    assert "attempt 1 of 4: 2 request(s) wait, next attempt in 1s (Retry-After); they hold the crawl" in message
+
+
+@pytest_twisted.ensureDeferred
 async def test_retry_after_in_seconds_sets_the_next_attempt_and_the_waiting_requests_give_up(serve, caplog):
     site = serve(sequence(body("busy", status=503, headers={"Retry-After": "1"}), body(ROBOTS)))
     caplog.set_level(logging.INFO, logger="scrapy_robots")
     # /a and /b wait for the first attempt; /c comes after the schedule's 0.2 s but
     # before the server's 1 s; /d and /private/e after it.
     urls = [f"{site.url}/a", f"{site.url}/b", f"{site.url}/c", f"{site.url}/d", f"{site.url}/private/e"]
-    crawler = await crawl(urls, spider_cls=planned(0, 0, 0.5, 2, 2), **FAST)
+    crawler = await crawl(urls, spider_cls=planned(0, 0, 0.5, 2, 2), **ONE_RETRY)
     first, second = robots_times(site)
     assert second - first >= 1.0  # not at the schedule's 0.2 s, nor when /c came
     # The waiting requests were not held past the schedule: ignored at once, and /c too.
@@ -66,7 +86,7 @@ async def test_retry_after_in_seconds_sets_the_next_attempt_and_the_waiting_requ
     for url in urls[:3]:
         assert spider.ignored[url] == (
             "Forbidden by robots.txt: robots.txt unreachable (HTTP 503) after 1 attempt(s), and its Retry-After "
-            "(1s) puts the next attempt past the retry schedule's"
+            "(1s) puts the next attempt past the retry schedule's last"
         )
     assert spider.ignored[urls[4]] == "Forbidden by robots.txt"
     assert spider.downloaded == [urls[3]]
@@ -76,9 +96,10 @@ async def test_retry_after_in_seconds_sets_the_next_attempt_and_the_waiting_requ
     line = site_lines(caplog)[0]
     assert line.levelno == logging.WARNING
     assert line.getMessage() == (
-        f"robots.txt for {site.url}: HTTP 503 -> unreachable, attempt 1 of 4: next attempt in 1s (Retry-After), "
-        "past the schedule's 0.2s (ROBOTSTXT_UNREACHABLE_RETRY_DELAY): 2 waiting request(s) ignored rather than "
-        "held; the site is tried again then if a request needs it"
+        f"robots.txt for {site.url}: HTTP 503 -> unreachable, attempt 1 of 2: next attempt in 1s (Retry-After), "
+        "past the schedule's last attempt (in 0.2s: ROBOTSTXT_UNREACHABLE_RETRY_DELAY, "
+        "ROBOTSTXT_UNREACHABLE_RETRY_TIMES): 2 waiting request(s) ignored rather than held; the site is tried "
+        "again then if a request needs it"
     )
 
 
@@ -93,14 +114,14 @@ async def test_retry_after_as_an_http_date_on_a_429(serve, caplog):
     site = serve(sequence(_in_two_seconds, body(ROBOTS)))
     caplog.set_level(logging.INFO, logger="scrapy_robots")
     urls = [f"{site.url}/a", f"{site.url}/b", f"{site.url}/c"]
-    crawler = await crawl(urls, spider_cls=planned(0, 0.6, 2.6), **FAST)
+    crawler = await crawl(urls, spider_cls=planned(0, 0.6, 2.6), **ONE_RETRY)
     first, second = robots_times(site)
     assert second - first >= 2.0  # /b, at 0.6 s, is before the date: no attempt for it
     assert set(crawler.spider.ignored) == set(urls[:2])
     assert all("its Retry-After" in reason for reason in crawler.spider.ignored.values())
     assert crawler.spider.downloaded == [urls[2]]
     message = site_lines(caplog)[0].getMessage()
-    expected = r"HTTP 429 -> unreachable, attempt 1 of 4: next attempt in [12]s \(Retry-After\)"
+    expected = r"HTTP 429 -> unreachable, attempt 1 of 2: next attempt in [12]s \(Retry-After\)"
     assert re.search(expected, message), message
     assert stat(crawler, "robotstxt/unreachable/retry_after") == 1
 
@@ -130,7 +151,7 @@ async def test_a_retry_after_past_the_bound_is_bounded(serve, caplog):
     site = serve(sequence(body("busy", status=503, headers={"Retry-After": "86400"}), body(ROBOTS)))
     caplog.set_level(logging.INFO, logger="scrapy_robots")
     urls = [f"{site.url}/a", f"{site.url}/b", f"{site.url}/c"]
-    crawler = await crawl(urls, spider_cls=planned(0, 0.5, 2), ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY=1, **FAST)
+    crawler = await crawl(urls, spider_cls=planned(0, 0.5, 2), ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY=1, **ONE_RETRY)
     first, second = robots_times(site)
     assert 1.0 <= second - first < 4.0  # the bound, not the day asked, nor the schedule
     assert set(crawler.spider.ignored) == set(urls[:2])
@@ -138,7 +159,7 @@ async def test_a_retry_after_past_the_bound_is_bounded(serve, caplog):
     assert crawler.spider.downloaded == [urls[2]]
     message = site_lines(caplog)[0].getMessage()
     assert (
-        "attempt 1 of 4: next attempt in 1s (Retry-After asks 86400s, bounded by ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY)"
+        "attempt 1 of 2: next attempt in 1s (Retry-After asks 86400s, bounded by ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY)"
         in message
     ), message
     assert stat(crawler, "robotstxt/denied/retry_after") == 2

@@ -132,10 +132,13 @@ def _retry_after_text(asked: float, next_attempt: dict[str, Any]) -> str:
     if next_attempt["by"] == "schedule":
         return f"{told}: within the retry schedule, whose next attempt, in {after}, a crawl keeps"
     if next_attempt["by"] == "Retry-After":
-        bound = "as asked, past the retry schedule's"
+        bound = "as asked, later than the retry schedule's"
     else:
         bound = f"the longest {next_attempt['by']} allows"
-    return f"{told}: a crawl's next attempt is in {after}, {bound}; the site's requests are ignored meanwhile, not held"
+    return (
+        f"{told}: a crawl's next attempt is in {after}, {bound}; the site's requests wait for it only if it "
+        "comes before the schedule's last attempt"
+    )
 
 
 def _seconds(value: float) -> str:
