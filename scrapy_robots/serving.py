@@ -115,14 +115,16 @@ def unservable(stored: RobotsEntry | None) -> str | None:
     """Why ``stored`` cannot answer the spider's robots.txt request; None if it can."""
     if stored is None or not stored.fresh(time.time()):
         return NOT_STORED
-    if stored.status is None or (stored.failures and stored.action is not Action.UNREACHABLE):
+    status = stored.status
+    if status is None or 300 <= status < 400 or (stored.failures and stored.action is not Action.UNREACHABLE):
         # No response to pass on (a network error, a redirect loop, a refusal, a gzip
-        # bomb), or the last one failed and older rules stay in use (a stale copy) or
-        # the site is allowed after ROBOTSTXT_UNREACHABLE_ALLOW_AFTER: the spider asks the site.
+        # bomb, a 3xx not followed: its Location is not kept), or the last one failed and
+        # older rules stay in use (a stale copy) or the site is allowed after
+        # ROBOTSTXT_UNREACHABLE_ALLOW_AFTER: the spider asks the site.
         return FAILED
     if stored.content_type is None:
         return NOT_STORED  # a record of an earlier version
-    if stored.body is None and (stored.action is Action.PARSE or 200 <= stored.status < 300):
+    if stored.body is None and (stored.action is Action.PARSE or 200 <= status < 300):
         # A storage that keeps no body, or a 2xx whose body was not kept (a policy that
         # allows it): an empty body would be made up. An error page's body is not kept.
         return NOT_STORED

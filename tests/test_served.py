@@ -453,13 +453,15 @@ async def test_a_site_whose_robots_txt_was_not_parsed_gets_its_status(serve):
 @pytest_twisted.ensureDeferred
 async def test_no_answer_is_made_up_for_a_failed_fetch_or_a_stale_copy(serve):
     # A network error: nothing to pass on; the request is ignored as unreachable, as
-    # any request of the site. A stale copy kept in use (the refetch failed): the spider
-    # downloads robots.txt itself and sees the failure.
+    # any request of the site. A 3xx not followed (its Location is not kept) and a stale
+    # copy kept in use (the refetch failed): the spider downloads robots.txt itself.
     broken = serve(reset())
+    moved = serve(body("moved", status=301))  # no Location: not followed, and the site allowed
     stale = serve(sequence(body("User-agent: *\nDisallow: /private\n"), body("down", status=503)))
     crawler = await crawl(
         [
             ("reset", f"{broken.url}/robots.txt", {}),
+            ("moved", f"{moved.url}/robots.txt", {}),
             ("page", f"{stale.url}/page", {}),
             1.5,
             ("stale", f"{stale.url}/robots.txt", {}),
@@ -473,10 +475,11 @@ async def test_no_answer_is_made_up_for_a_failed_fetch_or_a_stale_copy(serve):
     assert list(spider.failures) == ["reset"]
     assert spider.failures["reset"].startswith("Forbidden by robots.txt: robots.txt unreachable (")
     assert answer(spider.answers["stale"]) == (503, f"{stale.url}/robots.txt", [])
-    assert broken.robots_hits() == 1
+    assert answer(spider.answers["moved"]) == (301, f"{moved.url}/robots.txt", [])
+    assert [broken.robots_hits(), moved.robots_hits()] == [1, 2]
     assert stale.robots_hits() == 3  # the fetch, the refetch that failed, the spider's own
     assert stat(crawler, "robotstxt/cache/stale_used") == 1
-    assert stat(crawler, "robotstxt/not_served/failed") == 2
+    assert stat(crawler, "robotstxt/not_served/failed") == 3
     assert stat(crawler, "robotstxt/served") == 0
 
 
