@@ -18,10 +18,10 @@ Returned from ``process_request``, it goes through the other downloader middlewa
 ``process_response`` as a download would. ``robotstxt/served`` counts it.
 
 Nothing is made up. When the fetch gave no answer to pass on (a network error, a
-redirect loop, a refusal; a stale copy kept in use, RFC 9309 2.4), or the storage no
-longer holds it (evicted, written by an earlier version), or the request asks for the
-live file (``meta["dont_serve_robotstxt"]``), the request goes on as any other:
-``robotstxt/not_served/<why>`` counts it.
+redirect loop, a refusal, a 3xx not followed; a stale copy kept in use, RFC 9309 2.4),
+or the storage no longer holds it (evicted, written by an earlier version), or the
+request asks for the live file (``meta["dont_serve_robotstxt"]``), the request goes on
+as any other: ``robotstxt/not_served/<why>`` counts it.
 """
 
 from __future__ import annotations
@@ -81,20 +81,20 @@ class RobotsServer:
         the request goes on as any other (the verdict, the pace, the download)."""
         if not is_robots_request(request):
             return None
+        stored = None
         if request.meta.get(DONT_SERVE_META):
-            return self._not_served(ASKED)
-        if entry.action is Action.EXCLUDED:  # never fetched: the verdict ignores it
-            return self._not_served(EXCLUDED)
-        stored = await self._stored(entry.site)
-        why = unservable(stored)
+            why: str | None = ASKED
+        elif entry.action is Action.EXCLUDED:  # never fetched: the verdict ignores it
+            why = EXCLUDED
+        else:
+            stored = await self._stored(entry.site)
+            why = unservable(stored)
         if why is not None:
-            return self._not_served(why)
+            self.stats.inc_value(f"robotstxt/not_served/{why}")
+            return None
         assert stored is not None
         self.stats.inc_value("robotstxt/served")
         return response_from(stored, request)
-
-    def _not_served(self, why: str) -> None:
-        self.stats.inc_value(f"robotstxt/not_served/{why}")
 
     async def _stored(self, site: str) -> RobotsEntry | None:
         """The site's stored entry, with its body: the hot tier keeps none."""
