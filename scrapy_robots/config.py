@@ -98,6 +98,8 @@ class RobotsConfig:
     rfc9309: Options
     #: a one-shot run (:data:`ONE_SHOT_SETTING`): no site is tried again once the run gives up
     one_shot: bool = False
+    #: ROBOTSTXT_SERVE: the spider's own robots.txt requests answered from the fetch (serving.py)
+    serve: bool = True
 
     @property
     def parser_name(self) -> str:
@@ -141,6 +143,7 @@ class RobotsConfig:
             usage=UsageConfig.from_settings(settings),
             rfc9309=rfc9309_options(settings),
             one_shot=settings.getbool(ONE_SHOT_SETTING),
+            serve=read_bool(settings, "ROBOTSTXT_SERVE", True),
         )
 
 

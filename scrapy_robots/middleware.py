@@ -1,6 +1,7 @@
 """RobotsTxtMiddleware: a request in, a verdict out.
 
 request -> site entry (sites.py: hot tier | storage | one fetch -> decision.py -> reader.py)
+        -> the spider's own robots.txt answered (serving.py)
         -> verdict (verdict.py) -> pace (pacing.py -> slots.py)
 
 This module only wires the parts and sequences them; docs/flow.rst follows one request
@@ -22,6 +23,7 @@ from scrapy_robots.config import RobotsConfig, cache_size
 from scrapy_robots.fetch import RobotsFetcher
 from scrapy_robots.pacing import SitePacing
 from scrapy_robots.reader import RobotsReader
+from scrapy_robots.serving import ROBOTS_PATH, RobotsServer
 from scrapy_robots.sites import SiteBook
 from scrapy_robots.slots import SlotPacer, leave_redirecting_hosts_slot
 from scrapy_robots.verdict import ALLOWED, FORBIDDEN, OtherAgent, Verdict, verdict
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from scrapy.http import Request
+    from scrapy.http import Request, Response
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +61,7 @@ class RobotsTxtMiddleware:
         self.pacing = self._pacing(crawler, self.storage, self.room)
         fetcher = RobotsFetcher(crawler, config)
         self.sites = SiteBook(crawler, config, self.cache, self.storage, reader, fetcher, self.room, self.pacing)
+        self.serving = RobotsServer(crawler, self.storage) if config.serve else None
         _warn_if_stock_enabled(crawler)
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
@@ -77,7 +80,7 @@ class RobotsTxtMiddleware:
 
         return SharedPacing(crawler, SlotPacer(crawler), shared, room)
 
-    async def process_request(self, request: Request, spider: Spider | None = None) -> Request | None:
+    async def process_request(self, request: Request, spider: Spider | None = None) -> Request | Response | None:
         meta = request.meta
         if "redirect_urls" in meta:  # robots.txt fetches too: a hop keeps its host's pace
             leave_redirecting_hosts_slot(request)
@@ -87,8 +90,8 @@ class RobotsTxtMiddleware:
         # coroutine awaited costs a microsecond or so.
         site = self.sites.site_of(request)
         entry = self.sites.ready(site)
-        if entry is None:
-            return await self._process_slowly(request, site)
+        if entry is None or (self.serving is not None and request.url.endswith(ROBOTS_PATH)):
+            return await self._process_slowly(request, site, entry)
         try:
             self._obey(entry, request)
         except OtherAgent as other:  # a request with its own User-Agent: its rules, once
@@ -99,13 +102,21 @@ class RobotsTxtMiddleware:
             return await self._wait(request, turn)
         return None
 
-    async def _process_slowly(self, request: Request, site: str) -> Request | None:
-        try:
-            entry = await self.sites.wait_for(site, request)
-        except CrawlClosing as closing:
-            return self.room.closing_exit(request, closing)
-        except RoomFull:
-            return await self.room.overflow(request)
+    async def _process_slowly(
+        self, request: Request, site: str, entry: RobotsEntry | None = None
+    ) -> Request | Response | None:
+        if entry is None:
+            try:
+                entry = await self.sites.wait_for(site, request)
+            except CrawlClosing as closing:
+                return self.room.closing_exit(request, closing)
+            except RoomFull:
+                return await self.room.overflow(request)
+        if self.serving is not None and request.url.endswith(ROBOTS_PATH):
+            # The spider's own robots.txt request: the site's status and file, from the fetch.
+            served = await self.serving.answer(entry, request)
+            if served is not None:
+                return served
         try:
             self._obey(entry, request)
         except OtherAgent as other:

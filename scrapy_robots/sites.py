@@ -158,7 +158,8 @@ class SiteBook:
         entry = await self.storage.fetch_once(site, partial(self._fetch, site, previous, request))
         # Fetched by another crawler of a fleet, it comes without a parser: made ready here.
         entry = self.reader.ready(entry) or entry
-        entry.body = entry.agents = None  # the storage keeps them; the hot tier the rules or parser
+        # The storage keeps them; the hot tier the rules or parser.
+        entry.body = entry.agents = entry.content_type = None
         self.hot.put(entry)
         return entry
 
@@ -175,7 +176,7 @@ class SiteBook:
         self.stats.inc_value("robotstxt/cache/restored")
         if entry.fetched_at < self.started and entry.site not in self._announced:
             self._announce(entry)
-        entry.body = entry.agents = None
+        entry.body = entry.agents = entry.content_type = None
         self.hot.put(entry)
         return entry
 
@@ -239,6 +240,8 @@ class SiteBook:
         decision = decide(result, previous, time.time(), self.config)
         self._count_fetch(decision, result)
         entry = decision.entry
+        if result.response is not None and not decision.stale:  # kept to answer the spider's own request
+            entry.content_type = (result.response.headers.get(b"Content-Type") or b"").decode("latin-1")
         if entry.action is Action.PARSE and entry.parser is None and entry.rules is None:  # not a stale copy
             parser = self.reader.read(entry)
             if parser is not None:

@@ -119,6 +119,7 @@ class _OneArgumentParser(_Parser):
         ("ROBOTSTXT_CRAWL_DELAY", "maybe", "ROBOTSTXT_CRAWL_DELAY must be True or False, not 'maybe'"),
         ("ROBOTSTXT_CRAWL_DELAY", 0.5, "ROBOTSTXT_CRAWL_DELAY must be True or False"),
         ("ROBOTSTXT_FLEET_PACING", "yes please", "ROBOTSTXT_FLEET_PACING must be True or False"),
+        ("ROBOTSTXT_SERVE", "maybe", "ROBOTSTXT_SERVE must be True or False, not 'maybe'"),
         ("ROBOTSTXT_EXCLUDED_DOMAINS", 123, "ROBOTSTXT_EXCLUDED_DOMAINS must be a list of domain names"),
         ("ROBOTSTXT_EXCLUDED_DOMAINS", ["ok.com", 5], "ROBOTSTXT_EXCLUDED_DOMAINS: 5 is not a domain name"),
         ("ROBOTSTXT_EXCLUDED_DOMAINS", ["https://example.com/"], "did you mean 'example.com'"),
@@ -166,6 +167,8 @@ def test_a_bad_setting_fails_at_startup_naming_it(name, value, message):
         ("ROBOTSTXT_CRAWL_DELAY", "false", False),
         ("ROBOTSTXT_CRAWL_DELAY", "1", True),
         ("ROBOTSTXT_CRAWL_DELAY", 0, False),
+        ("ROBOTSTXT_SERVE", "false", False),
+        ("ROBOTSTXT_SERVE", 1, True),
         ("ROBOTSTXT_EXCLUDED_DOMAINS", "a.com, .B.org.", ("a.com", "b.org")),
         # -s 'ROBOTSTXT_EXCLUDED_DOMAINS=["127.0.0.2"]' was one "domain" that matched no host.
         ("ROBOTSTXT_EXCLUDED_DOMAINS", '["127.0.0.2", "Example.COM"]', ("127.0.0.2", "example.com")),
@@ -182,6 +185,7 @@ def test_good_values_read_as_given(name, value, expected):
     field = {
         "ROBOTSTXT_MAXSIZE": "maxsize",
         "ROBOTSTXT_CRAWL_DELAY": "crawl_delay",
+        "ROBOTSTXT_SERVE": "serve",
         "ROBOTSTXT_EXCLUDED_DOMAINS": "excluded_domains",
     }.get(name)
     got = getattr(config, field) if field else config.fleet.redis_url

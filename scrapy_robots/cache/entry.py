@@ -41,6 +41,10 @@ class RobotsEntry:
     unreachable_since: float | None = None
     #: seconds the server's Retry-After asked from ``fetched_at`` (a 429 or 503), or None
     retry_after: float | None = None
+    #: the response's ``Content-Type`` ("" when it had none), to answer the spider's own
+    #: robots.txt request (serving.py); None when no response gave one, or in a record of
+    #: a version that did not keep it
+    content_type: str | None = None
     #: the UTF-8 body the rules come from (``action`` parse): what a storage keeps
     body: bytes | None = field(default=None, repr=False, compare=False)
     #: built from ``body`` by this crawler's ROBOTSTXT_PARSER, when it cannot answer
@@ -77,9 +81,12 @@ RECORD_FIELDS = (
     "failures",
     "unreachable_since",
     "retry_after",
+    "content_type",
 )
-#: Fields added since records were first written: a record written before lacks them (None).
-LATER_FIELDS = frozenset({"retry_after"})
+#: The fields of ``RECORD_FIELDS`` that records written by earlier versions lack: read
+#: as their default (always the last ones, in ``pack``'s list too).
+LATER_FIELDS = ("retry_after", "content_type")
+_REQUIRED = RECORD_FIELDS[: -len(LATER_FIELDS)]
 
 
 def record_of(entry: RobotsEntry) -> str:
@@ -95,15 +102,21 @@ def entry_from_record(record: str | bytes, body: bytes | None) -> RobotsEntry:
     """Raises ValueError on a record that is not one (a corrupt or foreign value)."""
     try:
         fields = json.loads(record)
-        entry = RobotsEntry(
-            **{name: fields.get(name) if name in LATER_FIELDS else fields[name] for name in RECORD_FIELDS}
-        )
+        entry = RobotsEntry(**{name: fields[name] for name in RECORD_FIELDS if name in fields or name in _REQUIRED})
         entry.action = Action(entry.action)
         entry.agents = _agents(fields.get("agents"))  # absent from records written before 0.9
+        _check_later_fields(entry)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"not a robots.txt record: {exc}") from exc
     entry.body = body
     return entry
+
+
+def _check_later_fields(entry: RobotsEntry) -> None:
+    if entry.content_type is not None and not isinstance(entry.content_type, str):
+        raise TypeError("content_type is not text")
+    if entry.retry_after is not None and not isinstance(entry.retry_after, (int, float)):
+        raise TypeError("retry_after is not a number")
 
 
 def _agents(value: Any) -> dict[str, str] | None:
@@ -137,10 +150,11 @@ def unpack(blob: bytes) -> RobotsEntry:
     record, sep, body = blob.partition(b"\0")
     try:
         values = json.loads(record)
-        if not sep or not isinstance(values, list) or len(values) != len(RECORD_FIELDS):
+        if not sep or not isinstance(values, list) or not len(_REQUIRED) <= len(values) <= len(RECORD_FIELDS):
             raise ValueError("not a packed robots.txt entry")
         entry = RobotsEntry(**dict(zip(RECORD_FIELDS, values)))
         entry.action = Action(entry.action)
+        _check_later_fields(entry)
         kind = body[:1]
         if body and kind not in (b"z", b"y"):
             raise ValueError("not a packed robots.txt body")
