@@ -5,8 +5,9 @@ site's previous entry and the time into the new entry: the status policy
 (:class:`~scrapy_robots.policy.StatusPolicy`), the failure kinds it cannot see, the
 unreachable backoff (lengthened by a server's Retry-After: :mod:`scrapy_robots.retry_after`),
 RFC 9309's 30-day rule and the stale copy kept meanwhile.
-:func:`describe` words the one log line per decision. Neither parses, logs nor counts:
-the caller (:mod:`scrapy_robots.sites`) does, and the parsing is :mod:`scrapy_robots.reader`'s.
+:func:`describe` words the one log line per decision, :func:`fetch_stats` names the stats
+it counts. None of them parses, logs nor counts: the caller (:mod:`scrapy_robots.sites`)
+does, and the parsing is :mod:`scrapy_robots.reader`'s.
 """
 
 from __future__ import annotations
@@ -101,6 +102,8 @@ def decide(result: FetchResult, previous: RobotsEntry | None, now: float, config
         size=len(result.body),
         truncated=result.truncated,
         redirects=result.redirects,
+        # Kept to answer the spider's own robots.txt request (serving.py).
+        content_type=None if response is None else (response.headers.get(b"Content-Type") or b"").decode("latin-1"),
     )
     if action is Action.UNREACHABLE:
         return _unreachable(entry, previous, now, config, kind, *read_retry_after(response, now))
@@ -138,6 +141,7 @@ def _unreachable(
         entry.action, entry.parser, entry.status = previous.action, previous.parser, previous.status
         entry.body, entry.delay, entry.usage = previous.body, previous.delay, previous.usage
         entry.rules, entry.others, entry.agents = previous.rules, previous.others, previous.agents
+        entry.content_type = previous.content_type
     return Decision(entry, kind, stale=stale, bad_retry_after=bad_retry_after)
 
 
@@ -269,3 +273,26 @@ def _attempts(entry: RobotsEntry, waiting: int, config: RobotsConfig) -> tuple[i
     return logging.WARNING if waiting else logging.INFO, (
         f", attempt {entry.failures}: {waiting} waiting request(s) ignored; {later}"
     )
+
+
+def fetch_stats(decision: Decision, result: FetchResult, config: RobotsConfig) -> list[str]:
+    """The stats a robots.txt download counts, besides its policy (the caller counts them)."""
+    stats = []
+    if result.response is None:
+        stats.append(f"robotstxt/exception_count/{type(result.error)}")
+        if decision.kind == REFUSED:
+            stats.append("robotstxt/fetch_refused")
+    else:
+        stats.append("robotstxt/response_count")
+        stats.append(f"robotstxt/response_status_count/{result.response.status}")
+    if decision.stale:
+        stats.append("robotstxt/cache/stale_used")
+    elif decision.entry.action is Action.PARSE and result.truncated:
+        stats.append("robotstxt/truncated")
+    if decision.html:
+        stats.append("robotstxt/html_page")
+    if delayed_by_server(decision.entry, config):
+        stats.append("robotstxt/unreachable/retry_after")
+    if decision.bad_retry_after is not None:
+        stats.append("robotstxt/unreachable/retry_after_malformed")
+    return stats

@@ -61,7 +61,7 @@ class RobotsTxtMiddleware:
         self.pacing = self._pacing(crawler, self.storage, self.room)
         fetcher = RobotsFetcher(crawler, config)
         self.sites = SiteBook(crawler, config, self.cache, self.storage, reader, fetcher, self.room, self.pacing)
-        self.serving = RobotsServer(crawler, self.storage) if config.serve else None
+        self.serving = RobotsServer(crawler, self.sites) if config.serve else None
         _warn_if_stock_enabled(crawler)
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)

@@ -26,7 +26,6 @@ as any other: ``robotstxt/not_served/<why>`` counts it.
 
 from __future__ import annotations
 
-import logging
 import re
 import time
 from typing import TYPE_CHECKING
@@ -42,9 +41,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
 
-    from scrapy_robots.cache import RobotsEntry, RobotsStorage
-
-logger = logging.getLogger(__name__)
+    from scrapy_robots.cache import RobotsEntry
+    from scrapy_robots.sites import SiteBook
 
 #: The path of the requests answered (the middleware checks ``request.url`` ends with it
 #: before asking: a page costs nothing more).
@@ -71,10 +69,9 @@ def is_robots_request(request: Request) -> bool:
 class RobotsServer:
     """Built by the middleware when ``ROBOTSTXT_SERVE`` is true (the default)."""
 
-    def __init__(self, crawler: Crawler, storage: RobotsStorage):
-        self.crawler = crawler
+    def __init__(self, crawler: Crawler, sites: SiteBook):
         self.stats = crawler.stats
-        self.storage = storage
+        self.sites = sites
 
     async def answer(self, entry: RobotsEntry, request: Request) -> Response | None:
         """The response to ``request`` from its site's ``entry`` (known, fresh), or None:
@@ -87,7 +84,7 @@ class RobotsServer:
         elif entry.action is Action.EXCLUDED:  # never fetched: the verdict ignores it
             why = EXCLUDED
         else:
-            stored = await self._stored(entry.site)
+            stored = await self.sites.stored(entry.site)
             why = unservable(stored)
         if why is not None:
             self.stats.inc_value(f"robotstxt/not_served/{why}")
@@ -95,20 +92,6 @@ class RobotsServer:
         assert stored is not None
         self.stats.inc_value("robotstxt/served")
         return response_from(stored, request)
-
-    async def _stored(self, site: str) -> RobotsEntry | None:
-        """The site's stored entry, with its body: the hot tier keeps none."""
-        try:
-            return self.storage.load_now(site) or await self.storage.load(site)
-        except Exception:
-            # A storage's own failures are its to absorb (see RobotsStorage): this is a bug.
-            logger.exception(
-                "%(storage)s failed to load %(site)s",
-                {"storage": type(self.storage).__name__, "site": site},
-                extra={"spider": self.crawler.spider},
-            )
-            self.stats.inc_value("robotstxt/cache/storage_errors")
-            return None
 
 
 def unservable(stored: RobotsEntry | None) -> str | None:

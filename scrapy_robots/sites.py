@@ -25,10 +25,9 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.cache import RobotsEntry
-from scrapy_robots.decision import REFUSED, decide, describe, describe_restored, worth_waiting
+from scrapy_robots.decision import decide, describe, describe_restored, fetch_stats, worth_waiting
 from scrapy_robots.fetch import site_of
 from scrapy_robots.policy import Action
-from scrapy_robots.retry_after import delayed_by_server
 from scrapy_robots.waiting import CrawlClosing, timer
 
 if TYPE_CHECKING:
@@ -37,8 +36,7 @@ if TYPE_CHECKING:
 
     from scrapy_robots.cache import RobotsCache, RobotsStorage
     from scrapy_robots.config import RobotsConfig
-    from scrapy_robots.decision import Decision
-    from scrapy_robots.fetch import FetchResult, RobotsFetcher
+    from scrapy_robots.fetch import RobotsFetcher
     from scrapy_robots.pacing import SitePacing
     from scrapy_robots.parsers import RobotParser
     from scrapy_robots.reader import RobotsReader
@@ -158,8 +156,7 @@ class SiteBook:
         entry = await self.storage.fetch_once(site, partial(self._fetch, site, previous, request))
         # Fetched by another crawler of a fleet, it comes without a parser: made ready here.
         entry = self.reader.ready(entry) or entry
-        # The storage keeps them; the hot tier the rules or parser.
-        entry.body = entry.agents = entry.content_type = None
+        entry.body = entry.agents = entry.content_type = None  # the storage keeps them; the hot tier the rules
         self.hot.put(entry)
         return entry
 
@@ -183,11 +180,7 @@ class SiteBook:
     async def learn_agent(self, entry: RobotsEntry, agent: str | bytes, request: Request) -> None:
         """Build what ``agent`` obeys at ``entry``'s site (a request with its own
         User-Agent), from the stored body, once: kept beside the crawl agent's rules."""
-        try:
-            stored = self.storage.load_now(entry.site) or await self.storage.load(entry.site)
-        except Exception:
-            self._storage_failed(entry.site)
-            stored = None
+        stored = await self.stored(entry.site)
         if stored is not None and stored.body is not None:
             self.reader.read_other_agent(entry, stored.body, agent)
             return
@@ -199,6 +192,14 @@ class SiteBook:
             extra={"spider": self.crawler.spider},
         )
         self.reader.keep_other_agent(entry, agent, entry.rules)
+
+    async def stored(self, site: str) -> RobotsEntry | None:
+        """The site's entry as the storage keeps it, body included (the hot tier keeps none)."""
+        try:
+            return self.storage.load_now(site) or await self.storage.load(site)
+        except Exception:
+            self._storage_failed(site)
+            return None
 
     def _keep_rules(self, entry: RobotsEntry) -> None:
         """A stored entry whose body was parsed here (another parser, options or agent
@@ -214,8 +215,7 @@ class SiteBook:
         )
 
     def _announce(self, entry: RobotsEntry) -> None:
-        """Say what a site restored from a previous run holds, and count its delay, as
-        the fetch would have."""
+        """Say what a site restored from a previous run holds; count its delay as a fetch would."""
         self._announced.add(entry.site)
         logger.info(describe_restored(entry, time.time(), self.config), extra={"spider": self.crawler.spider})
         self._count_delay(entry)
@@ -238,10 +238,9 @@ class SiteBook:
             # The fetch was cut short by the close: its outcome says nothing of the site.
             raise CrawlClosing(site, "being fetched")
         decision = decide(result, previous, time.time(), self.config)
-        self._count_fetch(decision, result)
+        for stat in fetch_stats(decision, result, self.config):
+            self.stats.inc_value(stat)
         entry = decision.entry
-        if result.response is not None and not decision.stale:  # kept to answer the spider's own request
-            entry.content_type = (result.response.headers.get(b"Content-Type") or b"").decode("latin-1")
         if entry.action is Action.PARSE and entry.parser is None and entry.rules is None:  # not a stale copy
             parser = self.reader.read(entry)
             if parser is not None:
@@ -264,26 +263,6 @@ class SiteBook:
                 robotparser=getattr(parser, "wrapped", parser),
                 request=request,
             )
-
-    def _count_fetch(self, decision: Decision, result: FetchResult) -> None:
-        stats = self.stats
-        if result.response is None:
-            stats.inc_value(f"robotstxt/exception_count/{type(result.error)}")
-            if decision.kind == REFUSED:
-                stats.inc_value("robotstxt/fetch_refused")
-        else:
-            stats.inc_value("robotstxt/response_count")
-            stats.inc_value(f"robotstxt/response_status_count/{result.response.status}")
-        if decision.stale:
-            stats.inc_value("robotstxt/cache/stale_used")
-        elif decision.entry.action is Action.PARSE and result.truncated:
-            stats.inc_value("robotstxt/truncated")
-        if decision.html:
-            stats.inc_value("robotstxt/html_page")
-        if delayed_by_server(decision.entry, self.config):
-            stats.inc_value("robotstxt/unreachable/retry_after")
-        if decision.bad_retry_after is not None:
-            stats.inc_value("robotstxt/unreachable/retry_after_malformed")
 
     def _count_delay(self, entry: RobotsEntry) -> None:
         delay, stats = entry.delay, self.stats
