@@ -122,3 +122,79 @@ def test_startproject_the_readmes_settings_then_robots_and_crawl(fresh, tmp_path
     assert "/private/x" not in _Site.paths
     assert re.search(r"'robotstxt/forbidden': 1\b", log), log[-3000:]
     assert re.search(r"'item_scraped_count': 1\b", log), log[-3000:]
+
+
+SITEMAP_SPIDER = """
+from scrapy.spiders import SitemapSpider
+
+
+class Sitemaps(SitemapSpider):
+    name = "sitemaps"
+
+    def __init__(self, site="", **kwargs):
+        super().__init__(**kwargs)
+        self.sitemap_urls = [f"{site}/robots.txt"]
+
+    def parse(self, response):
+        yield {"url": response.url}
+"""
+
+
+class _SitemapSite(BaseHTTPRequestHandler):
+    """robots.txt names a sitemap of three pages, one of which robots.txt disallows."""
+
+    paths: list[str] = []
+
+    def do_GET(self) -> None:
+        self.paths.append(self.path)
+        here = f"http://{self.headers['Host']}"
+        if self.path == "/robots.txt":
+            body, kind = f"User-agent: *\nDisallow: /private\nSitemap: {here}/sitemap.xml\n".encode(), "text/plain"
+        elif self.path == "/sitemap.xml":
+            urls = "".join(f"<url><loc>{here}{path}</loc></url>" for path in ("/a", "/b", "/private/c"))
+            body = f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'.encode()
+            kind = "application/xml"
+        else:
+            body, kind = b"<html>page</html>", "text/html"
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_a_sitemap_spider_from_robots_txt_downloads_it_once_where_scrapys_middleware_does_twice(fresh, tmp_path):
+    # Issue #22, as a user runs it: `scrapy crawl` of a SitemapSpider started from robots.txt.
+    scrapy = str(fresh / "bin" / "scrapy")
+    assert _run([scrapy, "startproject", "news"], cwd=tmp_path).returncode == 0
+    project = tmp_path / "news"
+    settings = project / "news" / "settings.py"
+    base = settings.read_text() + "\nROBOTSTXT_OBEY = True\nTELNETCONSOLE_ENABLED = False\n"
+    (project / "news" / "spiders" / "sitemaps.py").write_text(SITEMAP_SPIDER)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SitemapSite)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    site = f"http://127.0.0.1:{server.server_address[1]}"
+    runs = {}
+    try:
+        for name, extra in (("stock", ""), ("ours", 'ADDONS = {"scrapy_robots.Addon": 0}\n')):
+            settings.write_text(base + extra)
+            _SitemapSite.paths = []
+            crawl = _run([scrapy, "crawl", "sitemaps", "-a", f"site={site}"], cwd=project)
+            assert crawl.returncode == 0, crawl.stderr[-3000:]
+            runs[name] = (sorted(_SitemapSite.paths), crawl.stderr)
+    finally:
+        server.shutdown()
+        server.server_close()
+    (stock_paths, _), (our_paths, log) = runs["stock"], runs["ours"]
+    assert stock_paths.count("/robots.txt") == 2, stock_paths
+    assert our_paths.count("/robots.txt") == 1, our_paths
+    # The same sitemap and pages otherwise: /private/c denied by both.
+    assert [p for p in our_paths if p != "/robots.txt"] == [p for p in stock_paths if p != "/robots.txt"]
+    assert [p for p in our_paths if p != "/robots.txt"] == ["/a", "/b", "/sitemap.xml"]
+    assert "] ERROR:" not in log and "Traceback" not in log, log[-3000:]
+    assert re.search(r"Crawled \(200\) <GET http://127\.0\.0\.1:\d+/robots\.txt> .*\['robotstxt'\]", log), log[-3000:]
+    assert re.search(r"'robotstxt/served': 1\b", log), log[-3000:]
+    assert re.search(r"'item_scraped_count': 2\b", log), log[-3000:]
