@@ -35,17 +35,24 @@ class Visit(scrapy.Spider):
 """
 
 
+def _send(handler: BaseHTTPRequestHandler, body: bytes, kind: str) -> None:
+    """A 200 with ``body`` as ``kind``, its length given."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", kind)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 class _Site(BaseHTTPRequestHandler):
     paths: list[str] = []
 
     def do_GET(self) -> None:
         self.paths.append(self.path)
-        body = ROBOTS if self.path == "/robots.txt" else b"<html>page</html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain" if self.path == "/robots.txt" else "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        if self.path == "/robots.txt":
+            _send(self, ROBOTS, "text/plain")
+        else:
+            _send(self, b"<html>page</html>", "text/html")
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -156,11 +163,7 @@ class _SitemapSite(BaseHTTPRequestHandler):
             kind = "application/xml"
         else:
             body, kind = b"<html>page</html>", "text/html"
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        _send(self, body, kind)
 
     def log_message(self, format: str, *args: object) -> None:
         pass
