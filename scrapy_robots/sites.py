@@ -44,7 +44,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: (scheme, netloc) pairs remembered with their site key before the memo starts over.
+#: (scheme, netloc) pairs remembered with their site key. The memo keeps the first it
+#: meets and admits no more once full: a broad crawl's frontier interleaves its sites, so
+#: a memo that started over (or forgot the oldest) when full would miss every time once
+#: the crawl has more sites than this; one that keeps its first sites still hits for them.
 SITE_MEMO = 10_000
 
 
@@ -80,9 +83,9 @@ class SiteBook:
         key = (parts.scheme, parts.netloc)
         site = self._sites.get(key)
         if site is None:
-            if len(self._sites) >= SITE_MEMO:
-                self._sites.clear()
-            site = self._sites[key] = site_of(request)
+            site = site_of(request)
+            if len(self._sites) < SITE_MEMO:
+                self._sites[key] = site
         return site
 
     def ready(self, site: str) -> RobotsEntry | None:

@@ -315,3 +315,30 @@ def test_the_compiled_rules_are_bounded_by_their_number_and_the_rules_stay():
     assert "huge" not in cache and "p" in cache
     cache.put(entry("d", TEXT_RULES + 1))
     assert "p" not in cache and "d" in cache and len(cache) == 4
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_site_memo_keeps_its_first_sites_under_an_interleaved_frontier(serve, monkeypatch):
+    # A broad crawl's frontier visits every site before any site again: a memo of site keys
+    # that started over when full (or forgot its oldest) would miss on every request once
+    # the crawl has more sites than it holds. It keeps the first it met instead.
+    import scrapy_robots.sites
+
+    computed = []
+
+    def counting_site_of(request):
+        computed.append(request.url)
+        return site_of(request)
+
+    site_of = scrapy_robots.sites.site_of
+    monkeypatch.setattr(scrapy_robots.sites, "SITE_MEMO", 2)
+    monkeypatch.setattr(scrapy_robots.sites, "site_of", counting_site_of)
+    sites = [serve(body("User-agent: *\nDisallow: /private\n")) for _ in range(4)]
+    urls = [f"{site.url}/{path}" for path in ("a", "b", "private") for site in sites]
+    crawler = await crawl(urls, CONCURRENT_REQUESTS=1)
+    assert len(crawler.spider.downloaded) == 8
+    assert set(crawler.spider.ignored) == {f"{site.url}/private" for site in sites}
+    # The first two sites' keys are computed once; the two past the memo's bound, on each request.
+    first, second = (urls[0].rsplit("/", 1)[0], urls[1].rsplit("/", 1)[0])
+    assert sum(url.startswith((first + "/", second + "/")) for url in computed) == 2
+    assert len(computed) == 2 + 2 * 3
