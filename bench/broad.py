@@ -61,6 +61,7 @@ import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -156,6 +157,33 @@ def crawl(config: dict[str, Any]) -> None:
             gc_seconds[info["generation"]] += time.process_time() - gc_started[0]
 
     gc.callbacks.append(gc_timer)
+    promoted_file = os.environ.get("BROAD_GC_PROMOTED")  # a file: what reached generation 2, by type
+    if promoted_file:
+        # Each collection of generation 1 moves its survivors to the end of generation 2's
+        # list: they count towards the next full collection (the 25 % rule) even if freed
+        # before it. Counted by type, as they land.
+        from collections import Counter
+
+        promoted: Counter[str] = Counter()
+        young = [0]
+
+        def gc_promoted(phase: str, info: dict[str, int]) -> None:
+            if info["generation"] != 1:
+                return
+            if phase == "start":
+                young[0] = len(gc.get_objects(generation=0)) + len(gc.get_objects(generation=1))
+                return
+            landed = young[0] - info["collected"]
+            if landed > 0:
+                promoted.update(_gc_label(o) for o in gc.get_objects(generation=2)[-landed:])
+                promoted["(total)"] += landed
+
+        gc.callbacks.append(gc_promoted)
+
+        def write_promoted() -> None:
+            Path(promoted_file).write_text("\n".join(f"{count:10d} {name}" for name, count in promoted.most_common(60)))
+
+        crawler.signals.connect(write_promoted, signal=signals.spider_closed)
     profile = os.environ.get("BROAD_PROFILE")  # a directory: each crawl's cProfile dump there
     profiler = None
     if profile:
@@ -176,6 +204,28 @@ def crawl(config: dict[str, Any]) -> None:
         stats[f"gc/collections/{generation}"] = counts["collections"]
         stats[f"gc/seconds/{generation}"] = round(gc_seconds[generation], 3)
     Path(config["result"]).write_text(json.dumps({"wall": wall, "stats": stats}))
+
+
+def _gc_label(o: Any) -> str:
+    """What an object that reached generation 2 is, finely enough to find where it comes from."""
+    kind = type(o).__qualname__
+    try:
+        if kind == "coroutine":
+            return f"coroutine {o.cr_code.co_qualname}"
+        if kind in ("function", "cell") and hasattr(o, "__qualname__"):
+            return f"function {o.__qualname__}"
+        if kind == "method":
+            return f"method {o.__func__.__qualname__}"
+        if kind == "tuple":
+            return f"tuple[{len(o)}] of {type(o[0]).__qualname__ if o else '-'}"
+        if kind == "list":
+            return f"list of {type(o[0]).__qualname__ if o else '-'}"
+        if kind == "dict":
+            key = next(iter(o), None)
+            return f"dict with {key!r:.30}" if isinstance(key, str) else f"dict of {type(key).__qualname__}"
+    except Exception:
+        pass
+    return kind
 
 
 # -- the parent -----------------------------------------------------------------------
@@ -356,6 +406,10 @@ def parses(runs: list[Run]) -> str:
     return f"{statistics.median(counts):.0f}" if counts else "-"
 
 
+def collections(run: Run, generation: int) -> float:
+    return float(run.stats.get(f"gc/collections/{generation}", 0))
+
+
 def median(runs: list[Run], value: Callable[[Run], float]) -> float:
     return statistics.median(value(run) for run in runs)
 
@@ -374,7 +428,7 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
         "fetches per site",
         "evicted",
         "parses",
-        "full GCs",
+        "GCs gen 0/1/2",
         "GC s",
         "pages",
         "denied",
@@ -405,7 +459,7 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
                     per_site(runs),
                     f"{statistics.median(evicted):.0f}" if evicted else "-",
                     parses(runs),
-                    f"{median(runs, lambda r: r.stats.get('gc/collections/2', 0)):.0f}",
+                    "/".join(f"{median(runs, partial(collections, generation=g)):.0f}" for g in range(3)),
                     f"{median(runs, lambda r: sum(r.stats.get(f'gc/seconds/{g}', 0) for g in range(3))):.1f}",
                     f"{median(runs, lambda r: r.stats.get('broad/pages', 0)):.0f}",
                     f"{median(runs, lambda r: r.stats.get('broad/denied', 0)):.0f}",
@@ -424,8 +478,8 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
         f"Broad crawl, {len(PATHS)} URLs per site, interleaved; CONCURRENT_REQUESTS={args.concurrency}, "
         f"DOWNLOAD_DELAY=0, LOG_LEVEL=INFO{extra}; {repeats}.\n"
         f"robots.txt fetches, fetches per site ('1x:4990 2x:10': 4,990 sites fetched once, 10 twice): at the "
-        f"proxy. evicted: the crawl's robotstxt/cache/evicted. parses: its robotstxt/parsed. full GCs: its\n"
-        f"generation-2 garbage collections; GC s: CPU seconds in all collections.\n"
+        f"proxy. evicted: the crawl's robotstxt/cache/evicted. parses: its robotstxt/parsed. GCs gen 0/1/2: its\n"
+        f"garbage collections by generation (2: the full ones, which scan the whole heap); GC s: CPU seconds in all.\n"
         f"pages, denied: the crawl's responses and IgnoreRequests. CPU: user + system of the crawl process.\n"
         f"x and RSS +KiB/site: against the ROBOTSTXT_OBEY=False crawl of the same sites.\n"
     )

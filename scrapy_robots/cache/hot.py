@@ -14,6 +14,14 @@ What a site's entry holds decides how it is kept:
   rules), if it has at most :data:`TEXT_RULES`; a larger one, or a whole parser, leaves
   with its entry, made ready again from the storage when its site comes back (from the
   stored rules; a whole parser is parsed again), never fetched again within its lifetime.
+
+A site's rules are **admitted** to the compiled ones when the site is asked again while
+it is still among the last :data:`seen <RobotsCache.max_seen>` sites asked: a site crawled
+now. A broad crawl's frontier visits every site before any site again; kept on their
+first ask, compiled rules would be pushed out before their site came back, never used
+twice, each one living long enough to reach the garbage collector's oldest generation
+(and to make its full collections come sooner). Rules not admitted are compiled for the
+question that asks them and released at the next one.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ MIN_WEIGHT: Final = 8
 #: they leave the compiled ones; a larger one leaves the tier, and comes back from the
 #: storage's copy of the same text (the text of 1 site in 10 is most of the text).
 TEXT_RULES: Final = 64
+_NONE: Final = (None, 0)
 
 
 class RobotsCache:
@@ -45,6 +54,12 @@ class RobotsCache:
         #: what is compiled or parsed: (entry, weight), least recently used first
         self._held: OrderedDict[str, tuple[RobotsEntry, int]] = OrderedDict()
         self._weight = 0
+        #: Sites asked whose rules are not compiled, oldest first: asked again while here, admitted.
+        self._seen: dict[str, None] = {}
+        #: as many sites as the compiled bound holds at most
+        self.max_seen = max(self._budget // MIN_WEIGHT, 1)
+        #: the entry whose rules answer one question, compiled, not admitted (released next)
+        self._passing: RobotsEntry | None = None
 
     def get(self, site: str) -> RobotsEntry | None:
         entry = self._ready.get(site)
@@ -54,7 +69,7 @@ class RobotsCache:
                 try:
                     self._held.move_to_end(site)
                 except KeyError:
-                    self._compile(entry)
+                    self._ask(entry)
             return entry
         held = self._held.get(site)
         if held is None:
@@ -68,19 +83,52 @@ class RobotsCache:
         if entry.parser is not None or entry.usage is not None:
             self._hold(entry, RULES_PER_PARSER)
             return
+        rules = entry.rules
+        compilable = rules is not None and getattr(rules, "compile", None) is not None
+        admitted = compilable and self._admitted(site)
+        if compilable and not admitted and rules.rules > TEXT_RULES:
+            # Kept only while compiled: it answers the request that brought it and leaves
+            # (the storage keeps the same text), until its site is crawled now.
+            self._pass(entry)
+            return
         self._ready[site] = entry
         if len(self._ready) > self.max_light:
             gone, _ = self._ready.popitem(last=False)
             self._unhold(gone)
-        if entry.rules is not None:
+        if admitted:
             self._compile(entry)
+        elif compilable:
+            self._pass(entry)
+
+    def _ask(self, entry: RobotsEntry) -> None:
+        """``entry``'s rules are asked and not compiled: compiled and held if admitted,
+        else compiled by the question alone and released at the next."""
+        if getattr(entry.rules, "compile", None) is None:  # a reduced form with nothing to release
+            return
+        if self._admitted(entry.site):
+            self._compile(entry)
+        else:
+            self._pass(entry)
+
+    def _admitted(self, site: str) -> bool:
+        seen = self._seen
+        if site in seen:
+            del seen[site]
+            return True
+        seen[site] = None
+        if len(seen) > self.max_seen:
+            del seen[next(iter(seen))]
+        return False
+
+    def _pass(self, entry: RobotsEntry) -> None:
+        passing = self._passing
+        if passing is not None and passing is not entry and self._held.get(passing.site, _NONE)[0] is not passing:
+            passing.rules.release()
+        self._passing = entry
 
     def _compile(self, entry: RobotsEntry) -> None:
         rules = entry.rules
-        compile_ = getattr(rules, "compile", None)
-        if compile_ is None:  # a reduced form with nothing to release: kept as it is
-            return
-        compile_()
+        rules.compile()
         self._hold(entry, max(rules.rules, MIN_WEIGHT))
 
     def _hold(self, entry: RobotsEntry, weight: int) -> None:
