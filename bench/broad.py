@@ -45,6 +45,13 @@ anchor's in KiB per site. The crawl is CPU-bound: the proxy answers at once, so 
 requests are ever on the wire; much of the anchor's cost per page is Scrapy's own (with
 the asyncio reactor, each response's callback output goes through CONCURRENT_ITEMS =
 100 asyncio tasks), which every crawl here pays alike.
+
+Diagnostics, each crawl's own (environment variables): ``BROAD_PROFILE=<dir>`` writes its
+cProfile dump there; ``BROAD_TRACEMALLOC=<file>``, what is still allocated at the close;
+``BROAD_GC_PROMOTED=<file>``, what reached the garbage collector's oldest generation, by
+type, counted as each collection of generation 1 moves its survivors there (they bring the
+next full collection closer even if freed before it). Each slows the crawl down: their
+CPU figures are not comparable with a plain run's.
 """
 
 from __future__ import annotations
@@ -216,13 +223,9 @@ def _gc_label(o: Any) -> str:
             return f"function {o.__qualname__}"
         if kind == "method":
             return f"method {o.__func__.__qualname__}"
-        if kind == "tuple":
-            return f"tuple[{len(o)}] of {type(o[0]).__qualname__ if o else '-'}"
-        if kind == "list":
-            return f"list of {type(o[0]).__qualname__ if o else '-'}"
-        if kind == "dict":
-            key = next(iter(o), None)
-            return f"dict with {key!r:.30}" if isinstance(key, str) else f"dict of {type(key).__qualname__}"
+        # Not a tuple's or a list's items: one being built is tracked already, its items NULL.
+        if kind in ("tuple", "list"):
+            return f"{kind}[{len(o)}]"
     except Exception:
         pass
     return kind

@@ -6,7 +6,7 @@ What a site's entry holds decides how it is kept:
   :meth:`RobotParser.reduce <scrapy_robots.parsers.RobotParser.reduce>`), or no parser
   at all (404, 401/403, unreachable, allow): kept for as many sites as the storage holds
   (``ROBOTSTXT_CACHE_SIZE``), so a broad crawl never parses a file twice;
-- what is **compiled** to answer quickly: the rules of the sites asked last, and whole
+- what is **compiled** to answer quickly: the rules of the sites crawled now, and whole
   parsers (a backend that cannot reduce; ``ROBOTSTXT_USAGE``'s preferences). They are
   bounded together by ``ROBOTSTXT_CACHE_PARSED`` (256) x :data:`RULES_PER_PARSER` (64)
   rules: a site's rules weigh their number, a whole parser 64. A site whose compiled
