@@ -25,7 +25,7 @@ import re
 from typing import TYPE_CHECKING, Any, Final
 
 from scrapy_robots.decoding import PERCENT_ERRORS
-from scrapy_robots.rfc9309._matcher import CompiledRules
+from scrapy_robots.rfc9309._matcher import CompiledRules, ScannedRules
 from scrapy_robots.rfc9309._options import Options
 from scrapy_robots.rfc9309._url import normalize_url_path
 from scrapy_robots.rfc9309._values import RequestRate
@@ -46,6 +46,9 @@ ROBOTS_TXT: Final = "/robots.txt"
 
 #: ``_check`` of AgentRules whose rules are not compiled (None means "no rule applies").
 _UNCOMPILED: Final = object()
+#: ``_check`` of AgentRules that are not compiled and whose text a question reads as it
+#: is (see :class:`ScannedRules`): compiled only when asked to be (:meth:`AgentRules.compile`).
+_SCANNED: Final = object()
 #: One Options object for every AgentRules read with the same options.
 _OPTIONS: dict[tuple[str, bool, str], Options] = {}
 
@@ -54,10 +57,12 @@ class AgentRules:
     """The verdicts, delay and rate of one agent in one robots.txt.
 
     What it keeps for good is its rules as one line of text each (``A/path``,
-    ``D/path``): about 20 bytes a rule, one string. The structure that decides a path
-    quickly (a few times that) is compiled on the first question and can be
-    :meth:`released <release>`: the crawl's ready tier keeps it for the sites it
-    crawls right now, within ``ROBOTSTXT_CACHE_PARSED``, and releases the others'.
+    ``D/path``): about 20 bytes a rule, one string, which answers a question by reading
+    it (:class:`ScannedRules`). The structure that decides a path in O(log n) (a few
+    times that size) is :meth:`compiled <compile>` and :meth:`released <release>` by
+    the crawl's ready tier, for the sites it crawls right now, within
+    ``ROBOTSTXT_CACHE_PARSED``; rules whose paths must be normalised first (a
+    percent-encoded or non-ASCII pattern) are compiled on their first question.
     """
 
     # No "_origin" of its own (RobotsTxt remembers its last URL's "scheme://host/" to skip
@@ -76,7 +81,7 @@ class AgentRules:
         self._text = rules
         key = (options.precedence, options.wildcards, options.empty_rules)
         self._options = _OPTIONS.setdefault(key, options)
-        self._check: Any = _UNCOMPILED
+        self._check: Any = _uncompiled(rules, self._options)
         #: ``Crawl-delay`` in seconds, or None.
         self.crawl_delay = crawl_delay
         #: ``Request-rate``, or None.
@@ -88,18 +93,22 @@ class AgentRules:
         """Whether the agent may fetch ``url`` (absolute, or a path): the same answer
         as :meth:`RobotsTxt.allowed` for that agent."""
         check = self._check
-        if check is _UNCOMPILED:
+        if check is _SCANNED:
+            # Not compiled: the text answers (a site asked once in a while, by a broad
+            # crawl's frontier, costs no compiled structure; see RobotsCache).
+            check = ScannedRules(self._text, self._options)
+        elif check is _UNCOMPILED:
             check = self.compile()
         return check_allows(None, check, url)
 
     @property
     def compiled(self) -> bool:
-        return self._check is not _UNCOMPILED
+        return self._check is not _UNCOMPILED and self._check is not _SCANNED
 
     def compile(self) -> CompiledRules | None:
         """Build the structure that decides paths (done by the first question otherwise)."""
         check = self._check
-        if check is _UNCOMPILED:
+        if check is _UNCOMPILED or check is _SCANNED:
             text = self._text
             lines = text.split("\n") if text else ()
             check = CompiledRules(
@@ -109,8 +118,8 @@ class AgentRules:
         return check
 
     def release(self) -> None:
-        """Drop the compiled structure; the next question builds it again from the text."""
-        self._check = _UNCOMPILED
+        """Drop the compiled structure; the next question reads the text, or builds it again."""
+        self._check = _uncompiled(self._text, self._options)
 
     def dumps(self) -> str:
         """The text form (see the module's docstring): what a storage keeps."""
@@ -142,6 +151,13 @@ class AgentRules:
         if text and ("\n\n" in text or _NOT_A_RULE(text)):
             raise ValueError(f"not an {FORM} form: a rule line must start with A or D")
         return cls(text, options, delay, request_rate)
+
+
+def _uncompiled(text: str, options: Options) -> object:
+    """How uncompiled rules answer: :data:`_SCANNED` when :class:`ScannedRules` can read their
+    text as it is (no percent-encoding or non-ASCII pattern to normalise first), else
+    :data:`_UNCOMPILED`."""
+    return _UNCOMPILED if "%" in text or not text.isascii() else _SCANNED
 
 
 #: A line of the rules' text that does not start with A or D.
