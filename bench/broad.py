@@ -494,6 +494,7 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
             f"disallow /private, the rest corpus files):"
         )
         goals(sites, by_run)
+        paired(by_run)
         for name, runs in by_run.items():
             if len(runs) > 1:
                 print(
@@ -506,6 +507,23 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
                     + " MiB"
                 )
         print()
+
+
+def paired(by_run: dict[str, list[Run]]) -> None:
+    """Ours's CPU over stock's and the anchor's, round by round: the crawls of one round run
+    minutes apart, so a slow spell of the machine weighs on them alike (the medians above
+    mix rounds)."""
+    ours = by_run.get("ours", [])
+    for name in ("stock", "noobey"):
+        other = by_run.get(name, [])
+        rounds = min(len(ours), len(other))
+        if rounds > 1:
+            ratios = [ours[i].cpu / other[i].cpu for i in range(rounds)]
+            print(
+                f"  CPU ours / {LABELS[name]}, round by round: "
+                + " ".join(f"x{ratio:.2f}" for ratio in ratios)
+                + f" (median x{statistics.median(ratios):.2f})"
+            )
 
 
 def goals(sites: int, by_run: dict[str, list[Run]]) -> None:
