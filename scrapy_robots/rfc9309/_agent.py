@@ -25,8 +25,9 @@ import re
 from typing import TYPE_CHECKING, Any, Final
 
 from scrapy_robots.decoding import PERCENT_ERRORS
-from scrapy_robots.rfc9309._matcher import CompiledRules, ScannedRules
+from scrapy_robots.rfc9309._matcher import CompiledRules
 from scrapy_robots.rfc9309._options import Options
+from scrapy_robots.rfc9309._scan import ScannedRules
 from scrapy_robots.rfc9309._url import normalize_url_path
 from scrapy_robots.rfc9309._values import RequestRate
 
