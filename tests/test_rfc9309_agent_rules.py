@@ -3,7 +3,7 @@
 Every corpus file, under every combination of the options that change verdicts, asked
 about URLs built from its own rules: AgentRules as built from the parse, and as built
 again from its text form (what a storage keeps), answer as RobotsTxt.allowed does,
-compiled or not (plain-prefix rules that are not compiled answer from their text).
+compiled or not (rules that are not compiled answer from their text, ScannedRules).
 """
 
 from __future__ import annotations
