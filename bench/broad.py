@@ -48,6 +48,10 @@ the asyncio reactor, each response's callback output goes through CONCURRENT_ITE
 
 Diagnostics, each crawl's own (environment variables): ``BROAD_PROFILE=<dir>`` writes its
 cProfile dump there; ``BROAD_TRACEMALLOC=<file>``, what is still allocated at the close;
+``BROAD_GC_GARBAGE=<file>``, the objects left in reference cycles (the collector off,
+one collection at the close: what makes young collections come sooner), by type;
+``BROAD_GC_SAMPLES=<file>``, the Python stack at the start of each young collection (the
+allocation that crossed its threshold: a sample of where tracked objects are made), by function;
 ``BROAD_GC_PROMOTED=<file>``, what reached the garbage collector's oldest generation, by
 type, counted as each collection of generation 1 moves its survivors there (they bring the
 next full collection closer even if freed before it). Each slows the crawl down: their
@@ -188,9 +192,62 @@ def crawl(config: dict[str, Any]) -> None:
         gc.callbacks.append(gc_promoted)
 
         def write_promoted() -> None:
-            Path(promoted_file).write_text("\n".join(f"{count:10d} {name}" for name, count in promoted.most_common(60)))
+            Path(promoted_file).write_text(
+                "\n".join(f"{count:10d} {name}" for name, count in promoted.most_common(400))
+            )
 
         crawler.signals.connect(write_promoted, signal=signals.spider_closed)
+    garbage_file = os.environ.get("BROAD_GC_GARBAGE")  # a file: the cyclic garbage made, by type
+    if garbage_file:
+        # Objects freed by reference counting give back what their allocation counted towards
+        # the next young collection; objects in reference cycles wait for a collection. With the
+        # collector off and DEBUG_SAVEALL, one collection at the close finds every cycle made.
+        gc.disable()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+
+        def write_garbage() -> None:
+            from collections import Counter
+
+            found = gc.collect()
+            kinds = Counter(_gc_label(o) for o in gc.garbage)
+            kinds["(total)"] = found
+            Path(garbage_file).write_text("\n".join(f"{count:10d} {name}" for name, count in kinds.most_common(80)))
+            gc.garbage.clear()
+
+        crawler.signals.connect(write_garbage, signal=signals.spider_closed)
+    samples_file = os.environ.get("BROAD_GC_SAMPLES")  # a file: where young collections start, by function
+    if samples_file:
+        # A young collection starts at the allocation that crosses its threshold: the Python
+        # stack at that moment samples the allocations of tracked objects, one in ~700.
+        from collections import Counter
+
+        inclusive: Counter[str] = Counter()
+        leaf: Counter[str] = Counter()
+
+        def gc_sample(phase: str, info: dict[str, int]) -> None:
+            if phase != "start" or info["generation"] != 0:
+                return
+            frame = sys._getframe(1)
+            seen = set()
+            first = True
+            while frame is not None:
+                name = f"{frame.f_code.co_qualname} ({Path(frame.f_code.co_filename).name})"
+                if first:
+                    leaf[name] += 1
+                    first = False
+                seen.add(name)
+                frame = frame.f_back
+            inclusive.update(seen)
+            inclusive["(samples)"] += 1
+
+        gc.callbacks.append(gc_sample)
+
+        def write_samples() -> None:
+            lines = ["inclusive:"] + [f"{n:8d} {name}" for name, n in inclusive.most_common(120)]
+            lines += ["leaf:"] + [f"{n:8d} {name}" for name, n in leaf.most_common(60)]
+            Path(samples_file).write_text("\n".join(lines))
+
+        crawler.signals.connect(write_samples, signal=signals.spider_closed)
     profile = os.environ.get("BROAD_PROFILE")  # a directory: each crawl's cProfile dump there
     profiler = None
     if profile:
@@ -223,6 +280,8 @@ def _gc_label(o: Any) -> str:
             return f"function {o.__qualname__}"
         if kind == "method":
             return f"method {o.__func__.__qualname__}"
+        if kind == "frame":
+            return f"frame {o.f_code.co_qualname}"
         # Not a tuple's or a list's items: one being built is tracked already, its items NULL.
         if kind in ("tuple", "list"):
             return f"{kind}[{len(o)}]"
@@ -243,6 +302,7 @@ class Run:
     wall: float = float("nan")
     cpu: float = float("nan")  # user + system seconds of the crawl process, start-up included
     rss_kib: int = 0
+    instructions: int = 0  # counted by valgrind (--instructions), start-up included
     exit: int | None = None
     timed_out: bool = False
     proxy: dict[str, Any] = field(default_factory=dict)  # the proxy's counts
@@ -319,7 +379,14 @@ class Proxy:
 
 
 def run_crawl(
-    name: str, sites: int, paths: tuple[str, ...], settings: dict[str, Any], proxy: Proxy, workdir: Path, timeout: float
+    name: str,
+    sites: int,
+    paths: tuple[str, ...],
+    settings: dict[str, Any],
+    proxy: Proxy,
+    workdir: Path,
+    timeout: float,
+    instructions: bool = False,
 ) -> Run:
     run = Run(name, sites)
     result, log = workdir / "result.json", workdir / f"{name.replace(' ', '-')}-{sites}.log"
@@ -336,7 +403,9 @@ def run_crawl(
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
     env["http_proxy"] = proxy.url
     proxy.control("reset")
-    process = subprocess.Popen([sys.executable, __file__, "--crawl", json.dumps(config)], env=env)
+    counted = workdir / f"{name.replace(' ', '-')}-{sites}.cachegrind"
+    wrap = [*VALGRIND, f"--cachegrind-out-file={counted}"] if instructions else []
+    process = subprocess.Popen([*wrap, sys.executable, __file__, "--crawl", json.dumps(config)], env=env)
     deadline = time.monotonic() + timeout
     try:
         # wait4, not Popen.wait: the child's own rusage (peak RSS, CPU).
@@ -360,7 +429,23 @@ def run_crawl(
     if result.exists():
         measured = json.loads(result.read_text())
         run.wall, run.stats = measured["wall"], measured["stats"]
+    if instructions and counted.exists():
+        run.instructions = cachegrind_total(counted)
     return run
+
+
+#: The crawl under valgrind's cachegrind, counting the instructions it executes (no cache
+#: simulation): about 15 times slower, and the same count to 0.1 % from one crawl to the
+#: next, whatever else the machine runs (CPU seconds here scatter by 10-20 %).
+VALGRIND = ("valgrind", "--tool=cachegrind", "--cache-sim=no", "--quiet")
+
+
+def cachegrind_total(path: Path) -> int:
+    """The instructions counted in a cachegrind output file (its ``summary:`` line)."""
+    for line in reversed(path.read_text().splitlines()):
+        if line.startswith("summary:"):
+            return int(line.split()[1])
+    return 0
 
 
 def crawl_settings(name: str, concurrency: int, extra: dict[str, Any]) -> dict[str, Any]:
@@ -378,16 +463,16 @@ def crawl_settings(name: str, concurrency: int, extra: dict[str, Any]) -> dict[s
 
 def one_round(name: str, sites: int, args: argparse.Namespace, proxy: Proxy, workdir: Path) -> list[Run]:
     settings = crawl_settings(name, args.concurrency, args.extra)
-    timeout = args.timeout or 120 + sites * len(PATHS) / 50  # assumes at least 50 pages/s
+    timeout = args.timeout or (120 + sites * len(PATHS) / 50) * (30 if args.instructions else 1)  # >= 50 pages/s
     if name != "resume":
-        return [run_crawl(name, sites, PATHS, settings, proxy, workdir, timeout)]
+        return [run_crawl(name, sites, PATHS, settings, proxy, workdir, timeout, args.instructions)]
     jobdir = workdir / "jobdir"
     shutil.rmtree(jobdir, ignore_errors=True)
     settings["JOBDIR"] = str(jobdir)
-    first = run_crawl("resume 1", sites, PATHS[:2], settings, proxy, workdir, timeout)
+    first = run_crawl("resume 1", sites, PATHS[:2], settings, proxy, workdir, timeout, args.instructions)
     if first.failed:
         return [first]
-    return [first, run_crawl("resume 2", sites, PATHS[2:], settings, proxy, workdir, timeout)]
+    return [first, run_crawl("resume 2", sites, PATHS[2:], settings, proxy, workdir, timeout, args.instructions)]
 
 
 def progress(run: Run) -> None:
@@ -417,6 +502,11 @@ def median(runs: list[Run], value: Callable[[Run], float]) -> float:
     return statistics.median(value(run) for run in runs)
 
 
+def instruction_columns(runs: list[Run], anchor: float) -> list[str]:
+    instructions = median(runs, lambda r: r.instructions)
+    return [f"{instructions / 1e9:.2f}", f"{instructions / anchor:.3f}"] if instructions else ["-", "-"]
+
+
 def per_site(runs: list[Run]) -> str:
     """How many sites had their robots.txt fetched once, twice, ... (the first run's)."""
     counts = runs[0].proxy.get("robots_per_site", {})
@@ -441,15 +531,16 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
         "CPU x",
         "peak RSS MiB",
         "RSS +KiB/site",
+        *(["instructions G", "instr. x"] if args.instructions else []),
         "problems",
     ]
     rows = []
     for sites, by_run in results.items():
         anchor = by_run.get("noobey")
         nan = float("nan")
-        anchor_wall, anchor_cpu, anchor_rss = (
+        anchor_wall, anchor_cpu, anchor_rss, anchor_instructions = (
             (median(anchor, value) if anchor else nan)
-            for value in (lambda r: r.wall, lambda r: r.cpu, lambda r: r.rss_kib)
+            for value in (lambda r: r.wall, lambda r: r.cpu, lambda r: r.rss_kib, lambda r: r.instructions)
         )
         for name, runs in by_run.items():
             wall, cpu, rss = (median(runs, value) for value in (lambda r: r.wall, lambda r: r.cpu, lambda r: r.rss_kib))
@@ -472,6 +563,7 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
                     f"{cpu / anchor_cpu:.2f}",
                     f"{rss / 1024:.0f}",
                     f"{(rss - anchor_rss) / sites:+.2f}",
+                    *(instruction_columns(runs, anchor_instructions) if args.instructions else []),
                     "; ".join(p for r in runs for p in r.problems) or "-",
                 ]
             )
@@ -485,6 +577,12 @@ def report(results: dict[int, dict[str, list[Run]]], args: argparse.Namespace) -
         f"garbage collections by generation (2: the full ones, which scan the whole heap); GC s: CPU seconds in all.\n"
         f"pages, denied: the crawl's responses and IgnoreRequests. CPU: user + system of the crawl process.\n"
         f"x and RSS +KiB/site: against the ROBOTSTXT_OBEY=False crawl of the same sites.\n"
+        + (
+            "instructions: executed by the crawl process (start-up included), counted by valgrind's cachegrind; "
+            "wall and CPU are valgrind's.\n"
+            if args.instructions
+            else ""
+        )
     )
     print_table(headers, rows)
     for sites, by_run in results.items():
@@ -551,6 +649,13 @@ def goals(sites: int, by_run: dict[str, list[Run]]) -> None:
         verdict = "yes" if cpu_ours <= cpu_stock else "NO"
         ratio = cpu_ours / cpu_stock
         print(f"  CPU <= stock's: {verdict} (ours {cpu_ours:.1f} s, stock {cpu_stock:.1f} s, x{ratio:.2f})")
+        ir_ours, ir_stock = median(ours, lambda r: r.instructions), median(stock, lambda r: r.instructions)
+        if ir_ours and ir_stock:
+            verdict = "yes" if ir_ours <= ir_stock else "NO"
+            print(
+                f"  instructions <= stock's: {verdict} (ours {ir_ours / 1e9:.2f} G, stock {ir_stock / 1e9:.2f} G, "
+                f"x{ir_ours / ir_stock:.3f})"
+            )
     if anchor:
         wall, cpu, rss = (median(anchor, value) for value in (lambda r: r.wall, lambda r: r.cpu, lambda r: r.rss_kib))
         say(
@@ -565,6 +670,13 @@ def goals(sites: int, by_run: dict[str, list[Run]]) -> None:
             ),
             lambda runs: median(runs, lambda r: r.wall) <= GOAL_WALL * wall,
         )
+        instructions = median(anchor, lambda r: r.instructions)
+        if instructions and ours and median(ours, lambda r: r.instructions):
+            say(
+                f"instructions <= x{GOAL_CPU:.2f} of no-robots ({instructions / 1e9:.2f} G)",
+                lambda runs: f"x{median(runs, lambda r: r.instructions) / instructions:.3f}",
+                lambda runs: median(runs, lambda r: r.instructions) <= GOAL_CPU * instructions,
+            )
         limit = rss + GOAL_KIB_PER_SITE * sites
         say(
             f"peak RSS <= no-robots + {GOAL_KIB_PER_SITE:g} KiB/site ({limit / 1024:.0f} MiB)",
@@ -608,9 +720,17 @@ def main() -> None:
         metavar="NAME=VALUE",
         help="a Scrapy setting for every crawl (VALUE read as JSON if it parses, else a string)",
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="run each crawl under valgrind and count the instructions it executes (about 15x slower; "
+        "a measure the machine's load does not move)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the crawls' logs (their directory is printed)")
     parser.add_argument("--crawl", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.instructions and shutil.which(VALGRIND[0]) is None:
+        parser.error("--instructions needs valgrind (Debian: apt-get install valgrind)")
     if args.crawl:
         crawl(json.loads(args.crawl))
         return
