@@ -50,6 +50,8 @@ Diagnostics, each crawl's own (environment variables): ``BROAD_PROFILE=<dir>`` w
 cProfile dump there; ``BROAD_TRACEMALLOC=<file>``, what is still allocated at the close;
 ``BROAD_GC_GARBAGE=<file>``, the objects left in reference cycles (the collector off,
 one collection at the close: what makes young collections come sooner), by type;
+``BROAD_GC_BALLAST=<n>``, n objects the
+collector tracks kept for the whole crawl (the heap a parser per site would make);
 ``BROAD_GC_HEAP=<file>``, the objects the collector tracks at the close (what each full
 collection visits), by type; ``BROAD_GC_SAMPLES=<file>``, the Python stack at the start of each young collection (the
 allocation that crossed its threshold: a sample of where tracked objects are made), by function;
@@ -217,6 +219,10 @@ def crawl(config: dict[str, Any]) -> None:
             gc.garbage.clear()
 
         crawler.signals.connect(write_garbage, signal=signals.spider_closed)
+    # BROAD_GC_BALLAST=<n>: n tracked objects kept for the whole crawl, as a heap of parsed
+    # robots.txt files would be (the collector runs a full collection when the objects promoted
+    # since the last exceed a quarter of those that survived it: a larger heap makes them rarer).
+    ballast = [[] for _ in range(int(os.environ.get("BROAD_GC_BALLAST", "0")))]
     heap_file = os.environ.get("BROAD_GC_HEAP")  # a file: the objects the collector tracks at the close, by type
     if heap_file:
 
@@ -277,6 +283,7 @@ def crawl(config: dict[str, Any]) -> None:
         profiler.disable()
         profiler.dump_stats(str(Path(profile) / (Path(config["settings"]["LOG_FILE"]).stem + ".prof")))
     stats = {key: value for key, value in crawler.stats.get_stats().items() if isinstance(value, (int, float))}
+    stats["gc/ballast"] = len(ballast)
     # The garbage collector's work, by generation: the full collections (2) are the costly ones.
     for generation, counts in enumerate(gc.get_stats()):
         stats[f"gc/collections/{generation}"] = counts["collections"]
