@@ -4,6 +4,7 @@
     .venv/bin/python bench/broad.py --sites 5000,20000,50000       # the full table of issue #12 (hours)
     .venv/bin/python bench/broad.py --runs noobey,ours --repeats 3
     .venv/bin/python bench/broad.py --runs noobey,ours --set ROBOTSTXT_CACHE_SIZE=8192
+    .venv/bin/python bench/broad.py --runs noobey,stock,ours --instructions   # under valgrind
 
 The benchmark of issue #12: one robots.txt fetch per site per day at any crawl size, in
 bounded memory, surviving a restart. For each number of sites N, one after the other:
@@ -46,19 +47,28 @@ requests are ever on the wire; much of the anchor's cost per page is Scrapy's ow
 the asyncio reactor, each response's callback output goes through CONCURRENT_ITEMS =
 100 asyncio tasks), which every crawl here pays alike.
 
-Diagnostics, each crawl's own (environment variables): ``BROAD_PROFILE=<dir>`` writes its
-cProfile dump there; ``BROAD_TRACEMALLOC=<file>``, what is still allocated at the close;
-``BROAD_GC_GARBAGE=<file>``, the objects left in reference cycles (the collector off,
-one collection at the close: what makes young collections come sooner), by type;
-``BROAD_GC_BALLAST=<n>``, n objects the
-collector tracks kept for the whole crawl (the heap a parser per site would make);
-``BROAD_GC_HEAP=<file>``, the objects the collector tracks at the close (what each full
-collection visits), by type; ``BROAD_GC_SAMPLES=<file>``, the Python stack at the start of each young collection (the
-allocation that crossed its threshold: a sample of where tracked objects are made), by function;
-``BROAD_GC_PROMOTED=<file>``, what reached the garbage collector's oldest generation, by
-type, counted as each collection of generation 1 moves its survivors there (they bring the
-next full collection closer even if freed before it). Each slows the crawl down: their
-CPU figures are not comparable with a plain run's.
+Diagnostics, each crawl's own (environment variables; each slows the crawl down, so their
+CPU figures are not comparable with a plain run's):
+
+- ``BROAD_PROFILE=<dir>``: its cProfile dump there;
+- ``BROAD_TRACEMALLOC=<file>``: what is still allocated at the close;
+- ``BROAD_GC_PROMOTED=<file>``: what reached the garbage collector's oldest generation, by
+  type, counted as each collection of generation 1 moves its survivors there (they bring
+  the next full collection closer even if freed before it);
+- ``BROAD_GC_GARBAGE=<file>``: the objects left in reference cycles, by type (the collector
+  off, one collection at the close): they count towards the next young collection until
+  one frees them, where an object freed by its reference count gives its count back;
+- ``BROAD_GC_HEAP=<file>``: the objects the collector tracks at the close (what each full
+  collection walks), by type;
+- ``BROAD_GC_SAMPLES=<file>``: the Python stack at the start of each young collection (the
+  allocation that crossed the threshold), by function: a sample of where tracked objects
+  are made, biased where a crawl's allocations repeat a pattern;
+- ``BROAD_GC_BALLAST=<n>``: n tracked objects kept through the crawl (the heap a parser
+  per site makes), which puts the full collections off.
+
+``--instructions`` runs each crawl under valgrind's cachegrind and adds the instructions it
+executed to the table: about 15 times slower, and the same count to 0.1 % from one crawl to
+the next, whatever else the machine runs (its CPU seconds scatter by 10-20 %).
 """
 
 from __future__ import annotations
