@@ -75,7 +75,6 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import gc
 import json
 import os
 import shutil
@@ -129,7 +128,8 @@ GOAL_KIB_PER_SITE = 2.0  # RSS above the anchor's
 
 def crawl(config: dict[str, Any]) -> None:
     """Run one crawl as ``config`` says and write what it saw to ``config["result"]``."""
-    from scrapy import Request, Spider, signals
+    from _broad_diagnostics import Diagnostics
+    from scrapy import Request, Spider
     from scrapy.crawler import CrawlerProcess
     from scrapy.exceptions import IgnoreRequest
 
@@ -160,165 +160,16 @@ def crawl(config: dict[str, Any]) -> None:
 
     process = CrawlerProcess(config["settings"])
     crawler = process.create_crawler(BroadSpider)
-    traced = os.environ.get("BROAD_TRACEMALLOC")  # a file: what is still allocated at the close
-    if traced:
-        import tracemalloc
-
-        tracemalloc.start()
-
-        def closed() -> None:
-            top = tracemalloc.take_snapshot().statistics("lineno")[:40]
-            Path(traced).write_text("\n".join(str(stat) for stat in top))
-
-        crawler.signals.connect(closed, signal=signals.spider_closed)
-    # Time spent in garbage collection, by generation (gc.callbacks: start and stop).
-    gc_seconds = [0.0, 0.0, 0.0]
-    gc_started = [0.0]
-
-    def gc_timer(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            gc_started[0] = time.process_time()
-        else:
-            gc_seconds[info["generation"]] += time.process_time() - gc_started[0]
-
-    gc.callbacks.append(gc_timer)
-    promoted_file = os.environ.get("BROAD_GC_PROMOTED")  # a file: what reached generation 2, by type
-    if promoted_file:
-        # Each collection of generation 1 moves its survivors to the end of generation 2's
-        # list: they count towards the next full collection (the 25 % rule) even if freed
-        # before it. Counted by type, as they land.
-        from collections import Counter
-
-        promoted: Counter[str] = Counter()
-        young = [0]
-
-        def gc_promoted(phase: str, info: dict[str, int]) -> None:
-            if info["generation"] != 1:
-                return
-            if phase == "start":
-                young[0] = len(gc.get_objects(generation=0)) + len(gc.get_objects(generation=1))
-                return
-            landed = young[0] - info["collected"]
-            if landed > 0:
-                promoted.update(_gc_label(o) for o in gc.get_objects(generation=2)[-landed:])
-                promoted["(total)"] += landed
-
-        gc.callbacks.append(gc_promoted)
-
-        def write_promoted() -> None:
-            Path(promoted_file).write_text(
-                "\n".join(f"{count:10d} {name}" for name, count in promoted.most_common(400))
-            )
-
-        crawler.signals.connect(write_promoted, signal=signals.spider_closed)
-    garbage_file = os.environ.get("BROAD_GC_GARBAGE")  # a file: the cyclic garbage made, by type
-    if garbage_file:
-        # Objects freed by reference counting give back what their allocation counted towards
-        # the next young collection; objects in reference cycles wait for a collection. With the
-        # collector off and DEBUG_SAVEALL, one collection at the close finds every cycle made.
-        gc.disable()
-        gc.set_debug(gc.DEBUG_SAVEALL)
-
-        def write_garbage() -> None:
-            from collections import Counter
-
-            found = gc.collect()
-            kinds = Counter(_gc_label(o) for o in gc.garbage)
-            kinds["(total)"] = found
-            Path(garbage_file).write_text("\n".join(f"{count:10d} {name}" for name, count in kinds.most_common(80)))
-            gc.garbage.clear()
-
-        crawler.signals.connect(write_garbage, signal=signals.spider_closed)
-    # BROAD_GC_BALLAST=<n>: n tracked objects kept for the whole crawl, as a heap of parsed
-    # robots.txt files would be (the collector runs a full collection when the objects promoted
-    # since the last exceed a quarter of those that survived it: a larger heap makes them rarer).
-    ballast = [[] for _ in range(int(os.environ.get("BROAD_GC_BALLAST", "0")))]
-    heap_file = os.environ.get("BROAD_GC_HEAP")  # a file: the objects the collector tracks at the close, by type
-    if heap_file:
-
-        def write_heap() -> None:
-            from collections import Counter
-
-            gc.collect()
-            kinds = Counter(_gc_label(o) for o in gc.get_objects())
-            kinds["(total)"] = sum(kinds.values())
-            Path(heap_file).write_text("\n".join(f"{count:10d} {name}" for name, count in kinds.most_common(60)))
-
-        crawler.signals.connect(write_heap, signal=signals.spider_closed)
-    samples_file = os.environ.get("BROAD_GC_SAMPLES")  # a file: where young collections start, by function
-    if samples_file:
-        # A young collection starts at the allocation that crosses its threshold: the Python
-        # stack at that moment samples the allocations of tracked objects, one in ~700.
-        from collections import Counter
-
-        inclusive: Counter[str] = Counter()
-        leaf: Counter[str] = Counter()
-
-        def gc_sample(phase: str, info: dict[str, int]) -> None:
-            if phase != "start" or info["generation"] != 0:
-                return
-            frame = sys._getframe(1)
-            seen = set()
-            first = True
-            while frame is not None:
-                name = f"{frame.f_code.co_qualname} ({Path(frame.f_code.co_filename).name})"
-                if first:
-                    leaf[name] += 1
-                    first = False
-                seen.add(name)
-                frame = frame.f_back
-            inclusive.update(seen)
-            inclusive["(samples)"] += 1
-
-        gc.callbacks.append(gc_sample)
-
-        def write_samples() -> None:
-            lines = ["inclusive:"] + [f"{n:8d} {name}" for name, n in inclusive.most_common(120)]
-            lines += ["leaf:"] + [f"{n:8d} {name}" for name, n in leaf.most_common(60)]
-            Path(samples_file).write_text("\n".join(lines))
-
-        crawler.signals.connect(write_samples, signal=signals.spider_closed)
-    profile = os.environ.get("BROAD_PROFILE")  # a directory: each crawl's cProfile dump there
-    profiler = None
-    if profile:
-        import cProfile
-
-        profiler = cProfile.Profile()
-        profiler.enable()
+    diagnostics = Diagnostics(crawler, config["settings"]["LOG_FILE"])
+    diagnostics.start()
     start = time.perf_counter()
     process.crawl(crawler)
     process.start()
     wall = time.perf_counter() - start
-    if profiler is not None:
-        profiler.disable()
-        profiler.dump_stats(str(Path(profile) / (Path(config["settings"]["LOG_FILE"]).stem + ".prof")))
+    diagnostics.stop()
     stats = {key: value for key, value in crawler.stats.get_stats().items() if isinstance(value, (int, float))}
-    stats["gc/ballast"] = len(ballast)
-    # The garbage collector's work, by generation: the full collections (2) are the costly ones.
-    for generation, counts in enumerate(gc.get_stats()):
-        stats[f"gc/collections/{generation}"] = counts["collections"]
-        stats[f"gc/seconds/{generation}"] = round(gc_seconds[generation], 3)
+    diagnostics.results(stats)
     Path(config["result"]).write_text(json.dumps({"wall": wall, "stats": stats}))
-
-
-def _gc_label(o: Any) -> str:
-    """What an object that reached generation 2 is, finely enough to find where it comes from."""
-    kind = type(o).__qualname__
-    try:
-        if kind == "coroutine":
-            return f"coroutine {o.cr_code.co_qualname}"
-        if kind in ("function", "cell") and hasattr(o, "__qualname__"):
-            return f"function {o.__qualname__}"
-        if kind == "method":
-            return f"method {o.__func__.__qualname__}"
-        if kind == "frame":
-            return f"frame {o.f_code.co_qualname}"
-        # Not a tuple's or a list's items: one being built is tracked already, its items NULL.
-        if kind in ("tuple", "list"):
-            return f"{kind}[{len(o)}]"
-    except Exception:
-        pass
-    return kind
 
 
 # -- the parent -----------------------------------------------------------------------
