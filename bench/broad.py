@@ -634,7 +634,7 @@ def main() -> None:
 
     # Byte-compiled as a pip install leaves it: an editable install under PYTHONDONTWRITEBYTECODE
     # (this machine's environment) would compile the package's sources at each crawl's start,
-    # about 0.1 s (0.35 G instructions) that only ours would pay, Scrapy's own modules coming
+    # about 0.1 s (0.26 G instructions) that only ours would pay, Scrapy's own modules coming
     # compiled from their install.
     compileall.compile_dir(str(ROOT / "scrapy_robots"), quiet=1)
     workdir = Path(tempfile.mkdtemp(prefix="bench-broad-"))
