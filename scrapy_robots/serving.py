@@ -20,12 +20,14 @@ Returned from ``process_request``, it goes through the other downloader middlewa
 Nothing is made up. When the fetch gave no answer to pass on (a network error, a
 redirect loop, a refusal, a 3xx not followed; a stale copy kept in use, RFC 9309 2.4),
 or the storage no longer holds it (evicted, written by an earlier version), or the
-request asks for the live file (``meta["dont_serve_robotstxt"]``), the request goes on
+copy was cut at ``ROBOTSTXT_MAXSIZE`` (the spider would lose what is past the cut, often
+its ``Sitemap:`` lines), or the request asks for the live file (``meta["dont_serve_robotstxt"]``), the request goes on
 as any other: ``robotstxt/not_served/<why>`` counts it.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from typing import TYPE_CHECKING
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
     from scrapy_robots.cache import RobotsEntry
     from scrapy_robots.sites import SiteBook
 
+logger = logging.getLogger(__name__)
+
 #: The path of the requests answered (the middleware checks ``request.url`` ends with it
 #: before asking: a page costs nothing more).
 ROBOTS_PATH = "/robots.txt"
@@ -53,7 +57,15 @@ DONT_SERVE_META = "dont_serve_robotstxt"
 FLAG = "robotstxt"
 
 #: Why a robots.txt request was not served (``robotstxt/not_served/<why>``).
-ASKED, EXCLUDED, FAILED, NOT_STORED = "asked", "excluded", "failed", "not_stored"
+ASKED, EXCLUDED, FAILED, NOT_STORED, TRUNCATED = "asked", "excluded", "failed", "not_stored", "truncated"
+#: Each reason as the DEBUG line says it.
+REASONS = {
+    ASKED: f"meta[{DONT_SERVE_META!r}] asks for the live file",
+    EXCLUDED: "an excluded site, never fetched",
+    FAILED: "the fetch gave no answer to pass on",
+    NOT_STORED: "the storage does not hold the answer",
+    TRUNCATED: "the copy was cut at ROBOTSTXT_MAXSIZE",
+}
 
 _CHARSET = re.compile(r"""charset\s*=\s*("[^"]*"|'[^']*'|[^;\s]*)""", re.IGNORECASE)
 
@@ -70,6 +82,7 @@ class RobotsServer:
     """Built by the middleware when ``ROBOTSTXT_SERVE`` is true (the default)."""
 
     def __init__(self, crawler: Crawler, sites: SiteBook):
+        self.crawler = crawler
         self.stats = crawler.stats
         self.sites = sites
 
@@ -88,6 +101,11 @@ class RobotsServer:
             why = unservable(stored)
         if why is not None:
             self.stats.inc_value(f"robotstxt/not_served/{why}")
+            logger.debug(
+                "Not serving %(request)s from the crawl's fetch (%(why)s: %(reason)s): it goes on as any other request",
+                {"request": request, "why": why, "reason": REASONS[why]},
+                extra={"spider": self.crawler.spider},
+            )
             return None
         assert stored is not None
         self.stats.inc_value("robotstxt/served")
@@ -105,6 +123,10 @@ def unservable(stored: RobotsEntry | None) -> str | None:
         # older rules stay in use (a stale copy) or the site is allowed after
         # ROBOTSTXT_UNREACHABLE_ALLOW_AFTER: the spider asks the site.
         return FAILED
+    if stored.truncated:
+        # The rules past the cap were not read, and the Sitemap lines that large files
+        # list last would be lost: the spider never gets less than the live file.
+        return TRUNCATED
     if stored.content_type is None:
         return NOT_STORED  # a record of an earlier version
     if stored.body is None and (stored.action is Action.PARSE or 200 <= status < 300):

@@ -400,7 +400,7 @@ async def test_only_a_get_of_exactly_robots_txt_is_served_and_the_spider_may_ask
 async def test_the_body_served_is_the_text_the_crawl_read_without_content_encoding(serve):
     # A gzip-encoded Latin-1 file with CRLF line ends: served as the crawl read it, UTF-8
     # (the byte that is not UTF-8 as its %XX, as every parser read it), its Content-Type saying
-    # so; a file past ROBOTSTXT_MAXSIZE up to its last whole line within it.
+    # so. A file past ROBOTSTXT_MAXSIZE is not served cut: the spider downloads it whole.
     latin = "User-agent: *\r\nDisallow: /caf\xe9\r\nSitemap: /sitemap.xml\r\n".encode("latin-1")
 
     def encoded(request):
@@ -424,12 +424,13 @@ async def test_the_body_served_is_the_text_the_crawl_read_without_content_encodi
     assert served.headers.get(b"Content-Type") == b"text/plain; charset=utf-8"
     assert b"Content-Encoding" not in served.headers
     assert served.text.splitlines()[2] == "Sitemap: /sitemap.xml"
-    cut = crawler.spider.answers["big"].body
-    assert len(cut) <= 200 and big.encode().startswith(cut) and cut.endswith(b"\n")
-    assert [latin_site.robots_hits(), big_site.robots_hits()] == [1, 1]
+    whole = crawler.spider.answers["big"]
+    assert whole.body == big.encode() and whole.flags == []
+    assert [latin_site.robots_hits(), big_site.robots_hits()] == [1, 2]
     # Through the other downloader middlewares' process_response, as a download.
     assert (f"{latin_site.url}/robots.txt", ["robotstxt"]) in SeenLater.seen
-    assert stat(crawler, "downloader/response_count") == 4  # 2 fetches, 2 served
+    assert stat(crawler, "downloader/response_count") == 4  # 2 fetches, 1 served, 1 downloaded
+    assert stat(crawler, "robotstxt/not_served/truncated") == 1
 
 
 @pytest_twisted.ensureDeferred
@@ -557,3 +558,48 @@ async def test_a_stored_record_of_an_earlier_version_is_obeyed_and_the_spider_do
     assert site.robots_hits() == 1
     assert stat(crawler, "robotstxt/request_count") == 0
     assert stat(crawler, "robotstxt/not_served/not_stored") == 1
+
+
+def large_robots_txt(sitemap_url: str, size: int) -> str:
+    """A robots.txt of about ``size`` bytes of rules whose ``Sitemap:`` line comes last,
+    as large sites write them."""
+    rule = "Disallow: /archive/{:08d}/\n"
+    count = size // len(rule.format(0)) + 1
+    return "User-agent: *\n" + "".join(rule.format(n) for n in range(count)) + f"Sitemap: {sitemap_url}\n"
+
+
+@pytest.mark.parametrize("storage", ["memory", "sqlite", "redis"])
+@pytest_twisted.ensureDeferred
+async def test_a_robots_txt_cut_at_maxsize_is_not_served_and_the_spider_reads_its_sitemaps(
+    serve, tmp_path, request, storage, caplog
+):
+    # A 720 KB robots.txt (over the default 500 KiB cap) lists its sitemap last, and a
+    # small one next to it, served as usual. The spider never sees less than it would
+    # without the package: the cut copy is not served, the spider downloads the whole file.
+    large = serve(lambda req: body(large_robots_txt(f"{large.url}/sitemap.xml", 720_000))(req))
+    small = serve(lambda req: body(f"User-agent: *\nDisallow: /admin/\nSitemap: {small.url}/sitemap.xml\n")(req))
+    large.routes["/sitemap.xml"] = xml(lambda: urlset(f"{large.url}/page/1", f"{large.url}/news/1"))
+    small.routes["/sitemap.xml"] = xml(lambda: urlset(f"{small.url}/page/2"))
+    sites = [large, small]
+    plain = await sitemap_crawl(sites, **WITHOUT_PACKAGE)
+    plain_pages = pages(sites)
+    assert sorted(urlsplit(url).path for _, url in plain.spider.items) == ["/news/1", "/page/1", "/page/2"]
+
+    caplog.set_level("DEBUG", logger="scrapy_robots")
+    ours = await sitemap_crawl(sites, **storage_settings(storage, tmp_path, request))
+    assert sorted(ours.spider.items) == sorted(plain.spider.items)
+    assert pages(sites) == plain_pages  # each sitemap and page once
+    assert stat(ours, "robotstxt/truncated") == 1
+    assert stat(ours, "robotstxt/served") == 1  # the small one
+    assert stat(ours, "robotstxt/not_served/truncated") == 1
+    # The spider's own response is the live download, whole and not flagged.
+    assert sorted(ours.spider.robots) == [
+        (f"{large.url}/robots.txt", 200, []),
+        (f"{small.url}/robots.txt", 200, ["robotstxt"]),
+    ]
+    assert robots_downloads(sites) == [{"/robots.txt": 2}, {"/robots.txt": 1}]
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Not serving")]
+    assert said == [
+        f"Not serving <GET {large.url}/robots.txt> from the crawl's fetch (truncated: the copy was cut at "
+        "ROBOTSTXT_MAXSIZE): it goes on as any other request"
+    ]
