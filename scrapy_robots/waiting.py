@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -45,8 +46,13 @@ logger = logging.getLogger(__name__)
 WATCH_INTERVAL = 0.25
 #: Seconds a request beyond ROBOTSTXT_MAX_WAITING keeps its place before it is requeued.
 OVERFLOW_PAUSE = 0.5
-#: Meta key of a request sent back to the scheduler when the crawl closed.
+#: Meta key of a request sent back to the scheduler when the crawl closed: the run that
+#: sent it. A persistent queue keeps it with the request, so it names the run rather than
+#: saying "requeued once": a later run requeues the request again at its own close.
 REQUEUED_ON_CLOSE = "_robotstxt_requeued_on_close"
+#: Meta key of a request sent back beyond ROBOTSTXT_MAX_WAITING: its priority before the
+#: first time, so that it goes one step lower however often it is sent back.
+PRIORITY_BEFORE_OVERFLOW = "_robotstxt_priority"
 
 
 class CrawlClosing(Exception):
@@ -128,6 +134,8 @@ class WaitingRoom:
         self.stats = crawler.stats
         self.max_waiting = max_waiting
         self.requeue_on_close = requeue_on_close
+        #: This run, as REQUEUED_ON_CLOSE records it.
+        self.run = uuid.uuid4().hex
         self.closing = False
         self.per_site: Counter[str] = Counter()
         self.flights = SingleFlight()
@@ -156,7 +164,9 @@ class WaitingRoom:
         """The crawl is closing while ``request`` waits: back to a persistent scheduler
         (JOBDIR), else IgnoreRequest with the reason."""
         spider = self.crawler.spider
-        if self.requeue_on_close and not request.meta.get(REQUEUED_ON_CLOSE):
+        # Once a run: a request this run sent back already and met again would loop
+        # between the scheduler and here (the engine takes none once closing).
+        if self.requeue_on_close and request.meta.get(REQUEUED_ON_CLOSE) != self.run:
             self.stats.inc_value("robotstxt/closing/requeued")
             logger.debug(
                 "%(reason)s: %(request)s goes back to the scheduler",
@@ -164,7 +174,7 @@ class WaitingRoom:
                 extra={"spider": spider},
             )
             # It passed the dupefilter once already; the scheduler would drop it as seen.
-            return request.replace(dont_filter=True, meta={**request.meta, REQUEUED_ON_CLOSE: True})
+            return request.replace(dont_filter=True, meta={**request.meta, REQUEUED_ON_CLOSE: self.run})
         self.stats.inc_value("robotstxt/closing/ignored")
         logger.debug(
             "%(reason)s: %(request)s ignored", {"reason": closing, "request": request}, extra={"spider": spider}
@@ -178,7 +188,12 @@ class WaitingRoom:
         back while nothing else is queued)."""
         self.stats.inc_value("robotstxt/waiting/requeued")
         await sleep(OVERFLOW_PAUSE)
-        return request.replace(dont_filter=True, priority=request.priority - 1)
+        # One step, not one per return: a JOBDIR queue keeps the priority (and opens a
+        # queue on disk for each), a resumed crawl included.
+        before = request.meta.get(PRIORITY_BEFORE_OVERFLOW, request.priority)
+        return request.replace(
+            dont_filter=True, priority=before - 1, meta={**request.meta, PRIORITY_BEFORE_OVERFLOW: before}
+        )
 
     async def wait(self, request: Request, site: str, state: str, source: Deferred[Any]) -> Any:
         """Park ``request`` until ``source`` fires and return its result; raise

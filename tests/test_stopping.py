@@ -148,6 +148,50 @@ async def test_ctrl_c_with_jobdir_then_resume_fetches_every_allowed_page_once(se
 
 
 @pytest_twisted.ensureDeferred
+async def test_three_ctrl_c_pauses_with_sites_still_failing_then_a_resume_fetches_every_allowed_page_once(
+    serve, tmp_path
+):
+    # A user pauses a long crawl again and again while some sites' robots.txt hangs or
+    # answers 503: at every pause the waiting requests go back to the job's queue, none
+    # is ignored, and the resume with healthy servers fetches each allowed page once.
+    healthy, slow, down = start_mixed_sites(serve, healthy=2, slow=6, down=6)
+    sites = healthy + slow + down
+    urls = urls_of(sites)
+    waiting_urls = set(urls_of(slow + down))
+    settings = {**SETTINGS, "DOWNLOADER_MIDDLEWARES": OURS, "JOBDIR": str(tmp_path / "job")}
+    for pause in range(3):
+        asked = [site.robots_hits() for site in slow]
+        handle = run_spider(urls, tmp_path, **settings)
+        await until(
+            lambda: (
+                b"start requests yielded" in handle.output
+                and all(site.robots_hits() > before for site, before in zip(slow, asked))
+            ),
+            30,
+            f"run {pause + 1} to ask the hanging sites for robots.txt again",
+        )
+        await sleep(1.5)  # the queued requests reach the middleware and wait
+        handle.signal("INT")
+        run = await ended(handle, timeout=20)
+        assert not run["killed"] and run["reason"] == "shutdown", run["log"][-3000:]
+        assert "robotstxt/closing/ignored" not in run["stats"], (pause, run["log"][-3000:])
+        assert run["stats"]["robotstxt/closing/requeued"] == len(waiting_urls), (pause, run["log"][-3000:])
+        assert not set(run["ignored"]) & waiting_urls
+        assert not page_fetches(slow + down)
+        assert "ERROR" not in run["log"], run["log"][-3000:]
+
+    for site in slow + down:
+        site.robots = body(ROBOTS)
+    last = await ended(run_spider(urls, tmp_path, **settings), timeout=60)
+    assert last["exit"] == 0 and last["reason"] == "finished", last["log"][-3000:]
+    fetched = page_fetches(sites)
+    assert set(fetched) == allowed_urls(sites)  # every allowed page, no disallowed one
+    assert max(fetched.values()) == 1  # each exactly once across the four runs
+    assert set(last["downloaded"]) == allowed_urls(slow + down)
+    assert "ERROR" not in last["log"], last["log"][-3000:]
+
+
+@pytest_twisted.ensureDeferred
 async def test_closespider_timeout_with_an_unreachable_site(serve, tmp_path):
     healthy = serve(body(ROBOTS))
     down = serve(body("overloaded", status=503))

@@ -8,7 +8,7 @@ import time
 
 import pytest_twisted
 from crawling import RecordingSpider, crawl, stat
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest
 from servers import body, drip, hang, reset, sequence
 
@@ -126,6 +126,40 @@ async def test_requests_beyond_max_waiting_never_stall_healthy_sites(serve):
     assert stat(crawler, "robotstxt/waiting/requeued") > 0
     assert len(crawler.spider.ignored) == 20
     assert all("robots.txt unreachable" in reason for reason in crawler.spider.ignored.values())
+
+
+class PrioritySpider(RecordingSpider):
+    """Records the priority of every request the scheduler receives."""
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.priorities = []
+        crawler.signals.connect(spider._scheduled, signals.request_scheduled)
+        return spider
+
+    def _scheduled(self, request, spider):
+        self.priorities.append(request.priority)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_request_requeued_again_and_again_beyond_max_waiting_keeps_one_priority_step(serve):
+    # A request beyond the bound goes back one priority lower, once: sent back every half
+    # second while robots.txt hangs, it must not sink a step each time (a JOBDIR queue
+    # keeps the priority, and opens a queue on disk for each one).
+    slow = serve(hang())
+    urls = [f"{slow.url}/s{i}" for i in range(6)]
+    crawler = await crawl(
+        urls,
+        spider_cls=PrioritySpider,
+        CONCURRENT_REQUESTS=4,
+        ROBOTSTXT_MAX_WAITING=2,
+        ROBOTSTXT_TIMEOUT=3,
+        ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0,
+    )
+    assert stat(crawler, "robotstxt/waiting/requeued") >= 8  # each of 4 sent back about 6 times
+    assert set(crawler.spider.priorities) == {0, -1}
+    assert len(crawler.spider.ignored) == 6
 
 
 class SharedSlotSpider(RecordingSpider):
