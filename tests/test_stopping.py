@@ -163,7 +163,7 @@ async def test_three_ctrl_c_pauses_with_sites_still_failing_then_a_resume_fetche
         asked = [site.robots_hits() for site in slow]
         handle = run_spider(urls, tmp_path, **settings)
         await until(
-            lambda: (
+            lambda handle=handle, asked=asked: (
                 b"start requests yielded" in handle.output
                 and all(site.robots_hits() > before for site, before in zip(slow, asked))
             ),
