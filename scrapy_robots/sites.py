@@ -272,7 +272,8 @@ class SiteBook:
         if delay is None:
             return
         stats.inc_value("robotstxt/crawl_delay/sites")
-        stats.max_value("robotstxt/crawl_delay/max", delay.applied)
+        if delay.applied is not None:  # a skipped site is paced at no delay: none of its requests go
+            stats.max_value("robotstxt/crawl_delay/max", delay.applied)
         if delay.clamped or delay.skip:
             stats.inc_value(f"robotstxt/crawl_delay/{'clamped' if delay.clamped else 'skipped'}")
             logger.warning(
