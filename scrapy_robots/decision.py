@@ -157,13 +157,24 @@ def describe_restored(entry: RobotsEntry, now: float, config: RobotsConfig) -> s
         details = f", attempt {entry.failures}, next attempt in {_duration(left)} (stored schedule{source})"
     elif entry.action is Action.PARSE:
         details = f", {entry.size} bytes, parser {config.parser_name}"
-        if entry.delay is not None:
-            details += f", crawl-delay {entry.delay.applied:g}s"
+        details += _delay_text(entry)
     age = _duration(max(0.0, now - entry.fetched_at))
     return (
         f"robots.txt for {entry.site} restored from storage (fetched {age} ago): "
         f"{outcome} -> {entry.action.value}{details}"
     )
+
+
+def _delay_text(entry: RobotsEntry) -> str:
+    """The site's line on its delay: the one applied (and the one asked, when clamped), or
+    none, for a site skipped (a WARNING line follows, naming ROBOTSTXT_MAX_CRAWL_DELAY)."""
+    delay = entry.delay
+    if delay is None:
+        return ""
+    if delay.applied is None:
+        return f", crawl-delay {delay.asked:g}s above the maximum: site skipped"
+    asked = f" (asked {delay.asked:g}s)" if delay.applied != delay.asked else ""
+    return f", crawl-delay {delay.applied:g}s{asked}"
 
 
 def _duration(seconds: float) -> str:
@@ -226,10 +237,7 @@ def describe(decision: Decision, result: FetchResult, waiting: int, config: Robo
         if decision.html:
             level = logging.WARNING
             details += "; an HTML page, not a robots.txt: parsers read no rule from it"
-        if entry.delay is not None:
-            details += f", crawl-delay {entry.delay.applied:g}s"
-            if entry.delay.applied != entry.delay.asked:
-                details += f" (asked {entry.delay.asked:g}s)"
+        details += _delay_text(entry)
     elif decision.kind == REFUSED:
         details = " (a downloader middleware refused the robots.txt request)"
     elif response is None:

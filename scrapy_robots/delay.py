@@ -19,7 +19,9 @@ class SiteDelay:
     """What robots.txt asked and what the crawl will apply."""
 
     asked: float  #: max(Crawl-delay, Request-rate seconds / requests)
-    applied: float  #: ``asked``, or ROBOTSTXT_MAX_CRAWL_DELAY when clamped
+    #: ``asked``, or ROBOTSTXT_MAX_CRAWL_DELAY when clamped; None when the site is skipped
+    #: (no request of it goes: verdict.py ignores them all, and no slot is paced)
+    applied: float | None
     clamped: bool = False
     skip: bool = False  #: above the maximum with ROBOTSTXT_CRAWL_DELAY_EXCEEDED = "skip"
 
@@ -48,7 +50,9 @@ def site_delay(delay: Any, rate: Any, maximum: float, exceeded: str) -> SiteDela
     asked = max(candidates)
     if asked <= maximum:
         return SiteDelay(asked=asked, applied=asked)
-    return SiteDelay(asked=asked, applied=maximum, clamped=exceeded == CLAMP, skip=exceeded == SKIP)
+    if exceeded == SKIP:
+        return SiteDelay(asked=asked, applied=None, skip=True)
+    return SiteDelay(asked=asked, applied=maximum, clamped=True)
 
 
 def _ask(method: Any, user_agent: str | bytes) -> Any:

@@ -140,6 +140,8 @@ class RobotsTxtMiddleware:
         self.stats.inc_value(answer.stat)
         if answer.allowed:  # allowed, for want of an answer (a parser that failed)
             return
+        if answer.usage is not None:
+            self.sites.denied_for_usage(entry.site, answer.usage)
         logger.debug(
             "%(reason)s: %(request)s",
             {"reason": answer.reason, "request": request},

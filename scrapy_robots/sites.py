@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from scrapy_robots.pacing import SitePacing
     from scrapy_robots.parsers import RobotParser
     from scrapy_robots.reader import RobotsReader
+    from scrapy_robots.usage import Preference
     from scrapy_robots.waiting import WaitingRoom
 
 logger = logging.getLogger(__name__)
@@ -76,6 +77,8 @@ class SiteBook:
         self.started = time.time()
         # Sites restored from a previous run and said so: once each, whatever the hot tier does.
         self._announced: set[str] = set()
+        # Sites whose usage preference denied a request, and said so: once each.
+        self._usage_denied: set[str] = set()
         self._sites: dict[tuple[str, str], str] = {}
 
     def site_of(self, request: Request) -> str:
@@ -267,12 +270,26 @@ class SiteBook:
                 request=request,
             )
 
+    def denied_for_usage(self, site: str, preference: Preference) -> None:
+        """A request of ``site`` was denied by its usage preference (ROBOTSTXT_USAGE): one
+        INFO line per site says so, the requests themselves being DEBUG lines."""
+        if site in self._usage_denied:
+            return
+        self._usage_denied.add(site)
+        logger.info(
+            "robots.txt for %(site)s: requests denied by its usage preference, %(why)s (ROBOTSTXT_USAGE); "
+            "logged once per site",
+            {"site": site, "why": preference.reason},
+            extra={"spider": self.crawler.spider},
+        )
+
     def _count_delay(self, entry: RobotsEntry) -> None:
         delay, stats = entry.delay, self.stats
         if delay is None:
             return
         stats.inc_value("robotstxt/crawl_delay/sites")
-        stats.max_value("robotstxt/crawl_delay/max", delay.applied)
+        if delay.applied is not None:  # a skipped site is paced at no delay: none of its requests go
+            stats.max_value("robotstxt/crawl_delay/max", delay.applied)
         if delay.clamped or delay.skip:
             stats.inc_value(f"robotstxt/crawl_delay/{'clamped' if delay.clamped else 'skipped'}")
             logger.warning(

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from scrapy_robots.cache import RobotsEntry
     from scrapy_robots.config import RobotsConfig
+    from scrapy_robots.usage import Preference
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ class Verdict:
     allowed: bool
     reason: str | None = None  #: the IgnoreRequest message, or what went wrong
     stat: str = ""  #: the stats key counting this outcome; "" for a plain allow
+    usage: Preference | None = None  #: the usage preference that denied (ROBOTSTXT_USAGE)
 
 
 class OtherAgent(Exception):
@@ -94,7 +96,9 @@ def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig) -> Verdi
         agent = agent.decode("latin-1") if isinstance(agent, bytes) else agent
         denied = check_request(config.usage, entry.usage, request.url, agent, request.meta)
         if denied is not None:
-            return Verdict(False, f"{USAGE_DENIED}: {denied.reason}", f"robotstxt/usage/denied/{denied.purpose}")
+            return Verdict(
+                False, f"{USAGE_DENIED}: {denied.reason}", f"robotstxt/usage/denied/{denied.purpose}", denied
+            )
     return ALLOWED
 
 

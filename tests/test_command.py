@@ -362,7 +362,10 @@ def test_json_lines_one_object_per_url(site, robots):
             "'example.com/page' is not an absolute http(s) URL (did you mean 'https://example.com/page'?)",
         ),
         (["ftp://example.com/x"], "is not a web (http/https) URL"),
-        (["--file", "/nonexistent/robots.txt", "/x"], "cannot read '/nonexistent/robots.txt'"),
+        (
+            ["--file", "/nonexistent/robots.txt", "/x"],
+            "--file '/nonexistent/robots.txt': cannot read it (No such file or directory)",
+        ),
         (["--parser", "nope.Nothing", "https://example.com/"], "--parser 'nope.Nothing' cannot be loaded"),
         (
             ["-s", "ROBOTSTXT_MAX_CRAWL_DELAY=soon", "https://example.com/"],
@@ -406,7 +409,7 @@ def test_binary_file_is_refused(robots, tmp_path):
     path.write_bytes(bytes(range(256)) * 8)
     out = robots("--file", str(path), "/x")
     assert out.returncode == 2
-    assert out.stderr.strip() == f"scrapy robots: error: '{path}' is binary data, not a robots.txt"
+    assert out.stderr.strip() == f"scrapy robots: error: --file '{path}' is binary data, not a robots.txt"
 
 
 def test_a_hanging_site_is_bounded_by_the_timeout(site, robots):

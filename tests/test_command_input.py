@@ -72,13 +72,13 @@ def test_a_robotstxt_given_to_urls_is_refused_as_one(robots, tmp_path):
     out = robots("--urls", str(path))
     assert out.returncode == 2
     assert out.stderr.strip() == (
-        f"scrapy robots: error: '{path}' looks like a robots.txt, not a list of URLs "
+        f"scrapy robots: error: --urls '{path}' looks like a robots.txt, not a list of URLs "
         f"(line 2: 'User-agent: FooBot'): give a robots.txt with --file PATH"
     )
     assert out.stdout == ""
     piped = robots("--urls", "-", input=ROBOTS.encode())
     assert piped.returncode == 2
-    assert piped.stderr.startswith("scrapy robots: error: standard input looks like a robots.txt")
+    assert piped.stderr.startswith("scrapy robots: error: --urls - (standard input) looks like a robots.txt")
 
 
 def test_a_host_with_whitespace_is_refused_before_any_fetch(site, robots):
@@ -227,3 +227,48 @@ def test_a_crawl_with_a_short_name_in_robotstxt_parser_is_told_the_import_path()
             f"ROBOTSTXT_PARSER = {value!r} cannot be loaded: short names such as {value!r} are taken by "
             f"`scrapy robots --parser`; ROBOTSTXT_PARSER takes an import path such as {path!r}"
         )
+
+
+# -- what the user gave, named (#30 item 4) ---------------------------------------------
+
+
+@pytest.mark.parametrize("agents", [[""], ["  "], ["FooBot", ""]])
+def test_an_empty_user_agent_is_a_usage_error_naming_the_option(robots, tmp_path, agents):
+    path = tmp_path / "robots.txt"
+    path.write_text(ROBOTS)
+    given = [arg for agent in agents for arg in ("--user-agent", agent)]
+    out = robots("--file", str(path), *given, "/private/x")
+    assert out.returncode == 2
+    assert out.stdout == ""
+    empty = next(agent for agent in agents if not agent.strip())
+    assert out.stderr.strip() == (
+        f"scrapy robots: error: --user-agent {empty!r}: an agent needs a name (--user-agent FooBot); leave "
+        "the option out to ask as the crawl does (ROBOTSTXT_USER_AGENT, else USER_AGENT)"
+    )
+
+
+def _unreadable(tmp_path, kind: str) -> str:
+    if kind == "directory":
+        return str(tmp_path)
+    return str(tmp_path / "none.txt")
+
+
+@pytest.mark.parametrize(
+    ("option", "kind", "message"),
+    [
+        ("--file", "missing", "--file '{path}': cannot read it (No such file or directory)"),
+        ("--file", "directory", "--file '{path}' is a directory: give the path of a robots.txt file"),
+        ("--urls", "missing", "--urls '{path}': cannot read it (No such file or directory)"),
+        ("--urls", "directory", "--urls '{path}' is a directory: give the path of a file of URLs, one a line"),
+    ],
+)
+@pytest.mark.parametrize("urls", [["/x"], []])
+def test_an_unreadable_file_or_urls_names_the_option_and_the_path(robots, tmp_path, option, kind, message, urls):
+    path = _unreadable(tmp_path, kind)
+    robots_txt = tmp_path / "robots.txt"
+    robots_txt.write_text(ROBOTS)
+    other = ["--file", str(robots_txt)] if option == "--urls" else []
+    out = robots(*other, option, path, *urls)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr.strip() == f"scrapy robots: error: {message.format(path=path)}", out.stderr

@@ -272,3 +272,34 @@ def test_summary_lists_the_usage_lines(robots, tmp_path):
         (3, "Content-Usage: train-ai=n"),
         (7, "Content-Signal: search=yes"),
     ]
+
+
+# -- a site skipped for its Crawl-delay (#30 item 4) -----------------------------------
+
+SLOW = "User-agent: *\nCrawl-delay: 120\nDisallow: /private\n"
+SKIP = ("-s", "ROBOTSTXT_CRAWL_DELAY_EXCEEDED=skip")
+
+
+def test_a_site_skipped_for_its_crawl_delay_says_so_and_applies_no_delay(robots, tmp_path):
+    # The crawl ignores every request of the site, /private/x too, before any rule is read.
+    path = tmp_path / "robots.txt"
+    path.write_text(SLOW)
+    brief = robots("--file", str(path), "--brief", *SKIP, "/a", "/private/x")
+    assert brief.returncode == 1, brief.stderr
+    why = "site skipped: Crawl-delay 120s exceeds ROBOTSTXT_MAX_CRAWL_DELAY (60s)"
+    assert brief.stdout.splitlines() == [f"denied   /a  ({why})", f"denied   /private/x  ({why})"], brief.stdout
+    [answer] = _json(robots("--file", str(path), "--json", *SKIP, "/a").stdout)
+    assert answer["reason"] == "Forbidden by robots.txt: Crawl-delay 120s exceeds ROBOTSTXT_MAX_CRAWL_DELAY (60s)"
+    # No delay is applied to a site none of whose requests go.
+    assert answer["delay"] == {"asked": 120.0, "applied": None, "clamped": False, "skip": True}
+    assert answer["slot_delay"] == 0.0
+    report = robots("--file", str(path), *SKIP, "/a").stdout
+    assert "above ROBOTSTXT_MAX_CRAWL_DELAY 60s: the site is skipped; slot delay 0s" in report
+    # Clamped, the maximum is applied, and the rules decide.
+    clamped = robots("--file", str(path), "--brief", "/a", "/private/x")
+    assert clamped.stdout.splitlines() == [
+        "allowed  /a  (no rule matches)",
+        "denied   /private/x  (line 3: Disallow: /private)",
+    ]
+    [answer] = _json(robots("--file", str(path), "--json", "/a").stdout)
+    assert answer["delay"] == {"asked": 120.0, "applied": 60.0, "clamped": True, "skip": False}

@@ -304,7 +304,7 @@ def test_urls_from_a_file_and_from_standard_input(robots, tmp_path):
         "scrapy robots: error: --file - and --urls - cannot both read standard input",
     )
     missing = robots("--file", robots_txt, "--urls", str(tmp_path / "none.txt"))
-    assert missing.returncode == 2 and "cannot read" in missing.stderr
+    assert missing.returncode == 2 and f"--urls '{tmp_path / 'none.txt'}': cannot read it" in missing.stderr
 
 
 def test_several_user_agents_in_one_call(robots, tmp_path):

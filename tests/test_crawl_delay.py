@@ -6,6 +6,7 @@ Gaps are measured at the server, between the arrivals of consecutive page reques
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 
 import pytest
@@ -146,7 +147,8 @@ async def test_max_crawl_delay_clamps(serve, caplog):
 
 
 @pytest_twisted.ensureDeferred
-async def test_max_crawl_delay_skip(serve):
+async def test_max_crawl_delay_skip(serve, caplog):
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
     site = serve(body("User-agent: *\nCrawl-delay: 100\n"))
     crawler = await crawl(urls(site, 3), ROBOTSTXT_MAX_CRAWL_DELAY=10, ROBOTSTXT_CRAWL_DELAY_EXCEEDED="skip")
     assert site.page_hits() == []
@@ -154,6 +156,11 @@ async def test_max_crawl_delay_skip(serve):
         "Forbidden by robots.txt: Crawl-delay 100s exceeds ROBOTSTXT_MAX_CRAWL_DELAY (10s)"
     }
     assert stat(crawler, "robotstxt/denied/crawl_delay") == 3
+    # No delay is applied to a site skipped (#30): not in the stats, nor in the site's line.
+    assert stat(crawler, "robotstxt/crawl_delay/skipped") == 1
+    assert stat(crawler, "robotstxt/crawl_delay/max", None) is None
+    [line] = [r.getMessage() for r in caplog.records if "HTTP 200 -> parse" in r.getMessage()]
+    assert line.endswith(", crawl-delay 100s above the maximum: site skipped"), line
 
 
 @pytest_twisted.ensureDeferred

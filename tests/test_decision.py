@@ -214,7 +214,7 @@ def entry_of(action: Action, **fields: Any) -> RobotsEntry:
         # RFC 9309 2.2.2: /robots.txt itself is always allowed, whatever the rules.
         (entry_of(Action.PARSE, parser=RFC9309Parser(b"User-agent: *\nDisallow: /\n")), "/robots.txt", True, ""),
         (
-            entry_of(Action.PARSE, parser=RFC9309Parser(RULES), delay=SiteDelay(120, 60, skip=True)),
+            entry_of(Action.PARSE, parser=RFC9309Parser(RULES), delay=SiteDelay(120, None, skip=True)),
             "/public",
             False,
             "robotstxt/denied/crawl_delay",

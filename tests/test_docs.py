@@ -95,3 +95,12 @@ def test_the_readme_links_the_troubleshooting_page_and_it_answers_the_three_ques
         "(redirected to ",
     ):
         assert line in page and line in code, line
+
+
+def test_the_index_says_401_and_403_deny_by_default_and_how_to_follow_the_rfc():
+    # Issue #30: RFC 9309 reads 401/403 as "unavailable" (allow); the default denies.
+    intro = " ".join((DOCS / "index.rst").read_text().split(".. toctree::", 1)[0].split())
+    assert "401/403/404/5xx robots.txt responses the way the standard says" not in intro
+    assert "401/403 deny everything" in intro
+    assert '``ROBOTSTXT_STATUS_POLICY = "rfc9309"``' in intro
+    assert "``ROBOTSTXT_STATUS_POLICY``" in (DOCS / "settings.rst").read_text()

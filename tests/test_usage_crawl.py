@@ -208,3 +208,27 @@ async def test_a_resumed_crawl_parses_only_the_sites_that_state_preferences(serv
     assert "train-ai" in second.spider.ignored[f"{stating.url}/page"]
     assert stat(second, "robotstxt/usage/denied/train-ai") == 1
     assert stat(second, "robotstxt/forbidden") == 3
+
+
+@pytest_twisted.ensureDeferred
+async def test_one_info_line_per_site_whose_requests_a_preference_denies(serve, caplog):
+    # Issue #30: the requests are ignored at DEBUG; the site's decision is one INFO line.
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    by_usage = serve(body(ROBOTS))  # FooBot's group: Content-Usage, /open/ allowed
+    by_signal = serve(body("User-agent: *\nContent-Signal: search=yes, ai-train=no\n"))
+    lenient = serve(body(LENIENT))  # states a preference that allows
+    silent = serve(body("User-agent: *\nDisallow: /private\n"))
+    urls = [f"{site.url}/p{i}" for i in range(3) for site in (by_usage, by_signal, lenient, silent)]
+    crawler = await usage_crawl([*urls, f"{by_usage.url}/open/a"], ROBOTSTXT_USAGE=["train-ai"])
+    assert stat(crawler, "robotstxt/usage/denied/train-ai") == 6
+    lines = sorted(
+        r.getMessage() for r in caplog.records if r.levelno == logging.INFO and "usage preference" in r.getMessage()
+    )
+    assert lines == sorted(
+        [
+            f"robots.txt for {by_usage.url}: requests denied by its usage preference, line 2 "
+            "(Content-Usage: train-ai=n) denies train-ai (ROBOTSTXT_USAGE); logged once per site",
+            f"robots.txt for {by_signal.url}: requests denied by its usage preference, line 2 "
+            "(Content-Signal: search=yes, ai-train=no) denies train-ai (ROBOTSTXT_USAGE); logged once per site",
+        ]
+    ), lines

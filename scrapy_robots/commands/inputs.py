@@ -13,7 +13,6 @@ from urllib.parse import urlsplit
 
 from scrapy.utils.misc import load_object
 
-from scrapy_robots.commands.output import where
 from scrapy_robots.lint import looks_binary
 from scrapy_robots.parsers import SHORT_NAMES, check_parser_class
 from scrapy_robots.usage import ALIASES, PURPOSES, canonical_purpose
@@ -156,23 +155,46 @@ def usage_option(value: str) -> str | None:
     return None
 
 
-def read_bytes(path: str) -> tuple[bytes | None, str | None]:
-    """A file's bytes (``-``: standard input), or the problem in words."""
+def user_agent_option(agents: list[str]) -> str | None:
+    """The problem with a ``--user-agent`` that names no agent: an empty one is a mistake
+    (a shell variable that was not set), not a request for the crawl's own agent."""
+    empty = next((agent for agent in agents if not agent.strip()), None)
+    if empty is None:
+        return None
+    return (
+        f"--user-agent {empty!r}: an agent needs a name (--user-agent FooBot); leave the option out to ask "
+        "as the crawl does (ROBOTSTXT_USER_AGENT, else USER_AGENT)"
+    )
+
+
+def given(option: str, path: str) -> str:
+    """The option and the path the user gave, as an error names them."""
+    return f"{option} - (standard input)" if path == "-" else f"{option} {path!r}"
+
+
+#: What each option that reads a file expects there, for the error that names the option.
+_FILE_OF = {"--file": "a robots.txt file", "--urls": "a file of URLs, one a line"}
+
+
+def read_bytes(option: str, path: str) -> tuple[bytes | None, str | None]:
+    """A file's bytes (``-``: standard input), or the problem in words that name ``option``."""
     try:
         return (sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()), None
+    except IsADirectoryError:
+        return None, f"{given(option, path)} is a directory: give the path of {_FILE_OF[option]}"
     except OSError as exc:
-        return None, f"cannot read {where(path)}: {exc.strerror or exc}"
+        return None, f"{given(option, path)}: cannot read it ({exc.strerror or exc})"
 
 
 def read_robotstxt(path: str) -> tuple[bytes | None, str | None]:
-    body, problem = read_bytes(path)
+    body, problem = read_bytes("--file", path)
     if body is not None and looks_binary(body):
-        return None, f"{where(path)} is binary data, not a robots.txt"
+        return None, f"{given('--file', path)} is binary data, not a robots.txt"
     return body, problem
 
 
 def read_urls(path: str) -> tuple[list[str], str | None]:
-    data, problem = read_bytes(path)
+    data, problem = read_bytes("--urls", path)
     if data is None:
         return [], problem
     urls = []
@@ -181,7 +203,7 @@ def read_urls(path: str) -> tuple[list[str], str | None]:
         line = line.strip()
         if _ROBOTS_LINE.match(line):
             return [], (
-                f"{where(path)} looks like a robots.txt, not a list of URLs (line {number}: {line!r}): "
+                f"{given('--urls', path)} looks like a robots.txt, not a list of URLs (line {number}: {line!r}): "
                 "give a robots.txt with --file PATH"
             )
         if line and not line.startswith("#"):

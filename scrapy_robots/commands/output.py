@@ -118,10 +118,6 @@ def with_verdict(result: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def where(path: str) -> str:
-    return "standard input" if path == "-" else repr(path)
-
-
 def unreachable_error(result: dict[str, Any]) -> str | None:
     robots = result.get("robots_txt") or {}
     if robots.get("policy") != Action.UNREACHABLE.value:

@@ -211,7 +211,8 @@ class RobotsQuerySpider(Spider):
             entry = replace(entry, delay=delay)
         answer = verdict(entry, request, config)
         user_delay = slot_user_delay(self.crawler, request)
-        applied = entry.delay is not None and config.crawl_delay and not entry.delay.skip
+        # The delay the crawl paces the site's slot at: none for a site it skips (SiteDelay).
+        applied = entry.delay.applied if entry.delay is not None and config.crawl_delay else None
         report: dict[str, Any] = {
             "url": url,
             "allowed": answer.allowed,
@@ -240,7 +241,7 @@ class RobotsQuerySpider(Spider):
             "request_rate": _ask(parser, "request_rate", agent),
             "delay": asdict(entry.delay) if entry.delay is not None else None,
             "user_delay": user_delay,
-            "slot_delay": slot_delay(user_delay, entry.delay.applied if applied and entry.delay else None),
+            "slot_delay": slot_delay(user_delay, applied),
             "max_crawl_delay": config.max_crawl_delay,
             "sitemaps": _ask(parser, "sitemaps"),
         }

@@ -26,6 +26,7 @@ from scrapy_robots.commands.inputs import (
     read_urls,
     unknown_options,
     usage_option,
+    user_agent_option,
 )
 from scrapy_robots.commands.options import add_robots_options
 from scrapy_robots.commands.output import (
@@ -121,6 +122,9 @@ class Command(ScrapyCommand):
         self._unless_given("LOG_LEVEL", "WARNING")
         if opts.strict:
             opts.lint = True
+        self.problem = user_agent_option(opts.user_agent or [])
+        if self.problem is not None:
+            return
         if opts.file == "-" and opts.urls == "-":
             self.problem = "--file - and --urls - cannot both read standard input"
             return

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from scrapy_robots.lint import Finding
 from scrapy_robots.usage import DENIED_REASON as USAGE_REASON
+from scrapy_robots.verdict import FORBIDDEN
 
 #: A parser's answer for a directive its library cannot read.
 UNSUPPORTED = "unsupported"
@@ -209,6 +210,11 @@ def _why(result: dict[str, Any]) -> str:
     if policy != "parse":
         text = _POLICY.get(policy, policy).split(":")[0]
         return f"{text} on HTTP {robots['status']}" if robots["status"] is not None and policy != "excluded" else text
+    reason = str(result["reason"])
+    if not result["allowed"] and reason.startswith(f"{FORBIDDEN}: "):
+        # The verdict denied before any rule was read: a site skipped for its Crawl-delay.
+        why = reason[len(FORBIDDEN) + 2 :]
+        return f"site skipped: {why}" if (result["delay"] or {}).get("skip") else why
     decision = result["decision"]
     if decision is not None and decision["rule"] is not None:
         return f"line {decision['rule']['line']}: {decision['rule']['text']}"
@@ -218,7 +224,7 @@ def _why(result: dict[str, Any]) -> str:
         if not (decision["group"] and explanation.startswith("no rule")):
             return explanation
         return f"no rule in the first {size_text(robots['maxsize'])} read" if robots["truncated"] else "no rule matches"
-    if not result["allowed"] and result["reason"] != "Forbidden by robots.txt":
+    if not result["allowed"] and result["reason"] != FORBIDDEN:
         return str(result["reason"])
     return ""
 

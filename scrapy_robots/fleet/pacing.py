@@ -107,7 +107,7 @@ class SharedPacing(SitePacing):
 
     async def _take_turn(self, entry: RobotsEntry, request: Request) -> bool:
         """Wait for the site's turn in the shared pace; False when it cannot be had now."""
-        delay = entry.delay.applied if entry.delay is not None else 0.0
+        delay = entry.delay.applied if entry.delay is not None and entry.delay.applied is not None else 0.0
         floor = max(delay, self.slots.user_delay(request))
         if floor <= 0:
             return False
@@ -129,7 +129,7 @@ class SharedPacing(SitePacing):
         return True
 
     def fetched(self, entry: RobotsEntry, result: FetchResult) -> Awaitable[object] | None:
-        if entry.delay is None or result.response is None:
-            return None
+        if entry.delay is None or entry.delay.applied is None or result.response is None:
+            return None  # no delay, or a skipped site (none of its requests go)
         # The robots.txt fetch was the site's first request: the shared pace counts it.
         return self.shared.mark_start(entry.site, entry.delay.applied, time.monotonic() - result.started)

@@ -50,7 +50,7 @@ class TourSpider(Spider):
             m for m in self.crawler.engine.downloader.middleware.middlewares if isinstance(m, RobotsTxtMiddleware)
         ]
         entry = robots.cache.get(f"http://{host}:{PORT}")
-        if entry is None or entry.delay is None:
+        if entry is None or entry.delay is None or entry.delay.applied is None:  # no delay, or a site skipped
             return
         with urlopen(f"http://{host}:{PORT}/__arrivals__", timeout=5) as answer:
             arrivals = sorted(json.load(answer))
