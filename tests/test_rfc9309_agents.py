@@ -8,7 +8,7 @@ from protego import Protego
 
 from scrapy_robots.parsers import ProtegoParser, RFC9309Parser
 from scrapy_robots.rfc9309 import agent_key
-from scrapy_robots.rfc9309._agents import crawler_name, name_key, token_of
+from scrapy_robots.rfc9309._names import crawler_name, name_key, token_of
 
 # Protego's own test, tests/test_protego.py::test_unicode_url_and_useragent (0.7.0).
 UNICODE = """

@@ -16,9 +16,10 @@ groups as RFC 9309 forms them) and walks the file with :func:`parse_robotstxt`.
 from __future__ import annotations
 
 from scrapy_robots.rfc9309._agent import AgentRules
-from scrapy_robots.rfc9309._agents import agent_key, name_key, select_groups
+from scrapy_robots.rfc9309._agents import select_groups
 from scrapy_robots.rfc9309._groups import Group, GroupBuilder
 from scrapy_robots.rfc9309._matcher import Rule
+from scrapy_robots.rfc9309._names import agent_key, name_key
 from scrapy_robots.rfc9309._options import (
     AGENT_MATCHINGS,
     EMPTY_RULES,

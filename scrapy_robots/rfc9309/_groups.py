@@ -9,7 +9,7 @@ agrees). Rules before the first ``User-agent`` belong to nobody.
 
 from __future__ import annotations
 
-from scrapy_robots.rfc9309._agents import agent_key
+from scrapy_robots.rfc9309._names import agent_key
 from scrapy_robots.rfc9309._tokenizer import RobotsTxtHandler
 from scrapy_robots.rfc9309._values import (
     CleanParam,

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any, Final
 from scrapy_robots.decoding import PERCENT_ERRORS, decode_robotstxt
 from scrapy_robots.rfc9309._agent import ROBOTS_TXT as _ROBOTS_TXT
 from scrapy_robots.rfc9309._agent import AgentRules, check_allows
-from scrapy_robots.rfc9309._agents import crawler_name, index_groups, scan_groups, select_groups
+from scrapy_robots.rfc9309._agents import index_groups, scan_groups, select_groups
 from scrapy_robots.rfc9309._groups import GroupBuilder
 from scrapy_robots.rfc9309._matcher import CompiledRules, Rule, rule_of
+from scrapy_robots.rfc9309._names import crawler_name
 from scrapy_robots.rfc9309._options import DEFAULT_OPTIONS, AgentMatching, EmptyRules, Options, Precedence
 from scrapy_robots.rfc9309._tokenizer import parse_robotstxt
 from scrapy_robots.rfc9309._url import normalize_url_path, path_of
