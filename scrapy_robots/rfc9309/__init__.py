@@ -24,10 +24,12 @@ from scrapy_robots.rfc9309._options import (
     AGENT_MATCHINGS,
     EMPTY_RULES,
     PRECEDENCES,
+    PRODUCT_TOKENS,
     AgentMatching,
     EmptyRules,
     Options,
     Precedence,
+    ProductTokens,
 )
 from scrapy_robots.rfc9309._robotstxt import Explanation, RobotsTxt
 from scrapy_robots.rfc9309._tokenizer import (
@@ -69,6 +71,7 @@ __all__ = [
     "EMPTY_RULES",
     "HOST",
     "PRECEDENCES",
+    "PRODUCT_TOKENS",
     "REQUEST_RATE",
     "SITEMAP",
     "USER_AGENT",
@@ -81,6 +84,7 @@ __all__ = [
     "GroupBuilder",
     "Options",
     "Precedence",
+    "ProductTokens",
     "RequestRate",
     "RobotsTxt",
     "RobotsTxtHandler",

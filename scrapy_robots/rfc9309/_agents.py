@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from scrapy_robots.rfc9309._groups import Group
-    from scrapy_robots.rfc9309._options import AgentMatching
+    from scrapy_robots.rfc9309._options import AgentMatching, ProductTokens
 
 
 def index_groups(groups: Sequence[Group]) -> dict[str, tuple[Group, ...]]:
@@ -24,11 +24,17 @@ def index_groups(groups: Sequence[Group]) -> dict[str, tuple[Group, ...]]:
     return {key: tuple(named) for key, named in index.items()}
 
 
-def select_groups(index: dict[str, tuple[Group, ...]], user_agent: str, matching: AgentMatching) -> tuple[Group, ...]:
+def select_groups(
+    index: dict[str, tuple[Group, ...]],
+    user_agent: str,
+    matching: AgentMatching,
+    product_tokens: ProductTokens = "names",
+) -> tuple[Group, ...]:
     """The groups whose rules apply to ``user_agent``, in file order, to be merged.
 
     Groups that name the crawler win; otherwise the ``*`` groups; otherwise none.
-    ``user_agent`` may be a product token or a full ``User-Agent`` header.
+    ``user_agent`` may be a product token or a full ``User-Agent`` header; the
+    index's keys are read with the same ``product_tokens``.
     """
     if matching == "substring":
         haystack = user_agent.lower()
@@ -40,19 +46,19 @@ def select_groups(index: dict[str, tuple[Group, ...]], user_agent: str, matching
         }
         specific = tuple(sorted(named.values(), key=lambda group: group.agents[0][0]))
     else:
-        token = token_of(user_agent)
+        token = token_of(user_agent, product_tokens)
         specific = () if token == GLOBAL else index.get(token, ())
     return specific or index.get(GLOBAL, ())
 
 
-def scan_groups(groups: Sequence[Group], user_agent: str) -> tuple[Group, ...]:
+def scan_groups(groups: Sequence[Group], user_agent: str, product_tokens: ProductTokens = "names") -> tuple[Group, ...]:
     """:func:`select_groups` under ``"token"`` matching, by one scan of the groups.
 
     A crawler asks as one or two agents: a scan allocates nothing but the
     answer, where an index allocates a tuple for every token in the file
     (tens, in files that list bots one by one).
     """
-    token = token_of(user_agent)
+    token = token_of(user_agent, product_tokens)
     named: list[Group] = []
     everyone: list[Group] = []
     for group in groups:

@@ -2,72 +2,66 @@
 
 The rule-set builder keys each ``User-agent`` line with :func:`agent_key`; group
 selection reads the crawler's name with :func:`token_of`. Both sides meet here, so
-neither imports the other.
+neither imports the other. ``product_tokens`` is :class:`Options`' choice of reading.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from scrapy_robots.useragent import product_token
 
+if TYPE_CHECKING:
+    from scrapy_robots.rfc9309._options import ProductTokens
+
 GLOBAL: Final = "*"
-# RFC 9309 product tokens are letters, "-" and "_"; like Google, a name is read up to
-# the first other character ("Googlebot/2.1" names Googlebot). Letters beyond ASCII are
-# letters: "User-agent: UnicödeBöt" names the crawler UnicödeBöt, as Protego reads it.
-# Cut at the "ö" (Google's ASCII class), the line would name "unic", a group no crawler
-# is named after, and UnicödeBöt would obey "*".
-_TOKEN: Final = re.compile(r"(?:[^\W\d]|-)*")
-_NON_ASCII: Final = re.compile(r"[^\x00-\x7f]")
+# "names": a name is read up to its first character other than a letter, a digit, "-"
+# or "_" ("Googlebot/2.1" names Googlebot), on both sides. Real crawler names carry
+# digits (MJ12bot, Ai2Bot-Dolma, 360Spider): cut at the digit, "User-agent: Ai2Bot-Dolma"
+# would name "ai", AI2Bot's name too, and one crawler would obey the other's group.
+# Letters beyond ASCII are letters: "User-agent: UnicödeBöt" names UnicödeBöt, as
+# Protego reads it (cut at the "ö", it would name "unic", whom no crawler is named after).
+_NAME: Final = re.compile(r"[\w-]*")
+# "rfc9309": the RFC's product token (ASCII letters, "-", "_"), Google's ExtractUserAgent.
+_RFC9309_TOKEN: Final = re.compile(r"[A-Za-z_-]*")
 
 
 def name_key(name: str) -> str:
     """The one reading of a name, on a ``User-agent`` line and in a crawler's name
-    alike: its leading letters, ``_`` and ``-``, lower-cased ("" if none)."""
-    return _TOKEN.match(name).group().lower()  # type: ignore[union-attr]  # matches "" at worst
+    alike: its leading letters, digits, ``_`` and ``-``, lower-cased ("" if none)."""
+    return _NAME.match(name).group().lower()  # type: ignore[union-attr]  # matches "" at worst
 
 
-def agent_key(value: str) -> str:
-    """The key a ``User-agent`` value is matched by: ``"*"`` or :func:`name_key`.
+def agent_key(value: str, product_tokens: ProductTokens = "names") -> str:
+    """The key a ``User-agent`` value is matched by: ``"*"`` or :func:`name_key`
+    (under ``product_tokens="rfc9309"``, its leading ASCII letters, ``-`` and ``_``).
 
     Like Google, ``* anything`` still names every crawler.
     """
     if value[:1] == "*" and (len(value) == 1 or value[1] in " \t\v\f"):
         return GLOBAL
-    return name_key(value)
+    if product_tokens == "names":
+        return name_key(value)
+    return _RFC9309_TOKEN.match(value).group().lower()  # type: ignore[union-attr]
 
 
-def token_of(user_agent: str) -> str:
-    """The lower-cased product token of a crawler's name or ``User-Agent`` header."""
-    token = _TOKENS.get(user_agent)
+def token_of(user_agent: str, product_tokens: ProductTokens = "names") -> str:
+    """The key a crawler's name or ``User-Agent`` header selects groups by: its
+    :func:`~scrapy_robots.useragent.product_token` read as the lines are."""
+    tokens = _TOKENS[product_tokens]
+    token = tokens.get(user_agent)
     if token is None:
-        if len(_TOKENS) > 1024:
-            _TOKENS.clear()
-        # The same reading as the lines' (agent_key): a crawler named "FooBot2" obeys
-        # "User-agent: FooBot2", which names "foobot". A name with no letters obeys "*".
-        token = _TOKENS[user_agent] = name_key(crawler_name(user_agent)) or GLOBAL
+        if len(tokens) > 1024:
+            tokens.clear()
+        name = product_token(user_agent)
+        # Under "names", a crawler named "Ai2Bot-Dolma" obeys "User-agent: Ai2Bot-Dolma",
+        # whose key is its name; a name with no letter or digit obeys "*". Under
+        # "rfc9309", Google compares the crawler's whole name with the line's token: a
+        # name with a digit or a non-ASCII letter equals no group's.
+        token = tokens[user_agent] = (name_key(name) or GLOBAL) if product_tokens == "names" else name.lower()
     return token
 
 
-def crawler_name(user_agent: str) -> str:
-    """The product token of a crawler's name or ``User-Agent`` header, as written.
-
-    :func:`~scrapy_robots.useragent.product_token`, except that a non-ASCII
-    letter is part of the name: ``Bö`` stays ``Bö``.
-    """
-    if user_agent.isascii():
-        return product_token(user_agent)
-    # product_token() reads ASCII names and would cut "Bö" to "B", which would then
-    # obey "User-agent: Bär" (read as "B", as Google reads it). Google compares the
-    # crawler's whole name, and a name with a non-ASCII letter equals no group's
-    # key (keys are ASCII): read the name with an ASCII letter standing in for
-    # each non-ASCII character, then take the same span of the real name.
-    stand_in = _NON_ASCII.sub("x", user_agent)
-    token = product_token(stand_in)
-    start = stand_in.find(token)
-    return user_agent[start : start + len(token)] if start >= 0 else token
-
-
 # product_token() costs microseconds and crawlers ask as the same agent all the time.
-_TOKENS: dict[str, str] = {}
+_TOKENS: dict[str, dict[str, str]] = {"names": {}, "rfc9309": {}}
