@@ -19,7 +19,7 @@ from scrapy.utils.misc import load_object
 from scrapy_robots._settings import choice, domains, number, read_bool
 from scrapy_robots.parsers import SHORT_NAMES
 from scrapy_robots.policy import StatusPolicy
-from scrapy_robots.rfc9309 import AGENT_MATCHINGS, EMPTY_RULES, PRECEDENCES, Options
+from scrapy_robots.rfc9309 import AGENT_MATCHINGS, EMPTY_RULES, PRECEDENCES, PRODUCT_TOKENS, Options
 from scrapy_robots.usage import UsageConfig
 from scrapy_robots.useragent import default_user_agent
 
@@ -257,6 +257,7 @@ RFC9309_SETTINGS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "ROBOTSTXT_RFC9309_WILDCARDS": ("wildcards", None),
     "ROBOTSTXT_RFC9309_EMPTY_RULES": ("empty_rules", EMPTY_RULES),
     "ROBOTSTXT_RFC9309_AGENT_MATCHING": ("agent_matching", AGENT_MATCHINGS),
+    "ROBOTSTXT_RFC9309_PRODUCT_TOKENS": ("product_tokens", PRODUCT_TOKENS),
 }
 
 

@@ -49,9 +49,12 @@ class RobotsReader:
         except Exception as exc:
             raise RuntimeError(f"ROBOTSTXT_PARSER = {config.parser_name} cannot be used: {exc}") from exc
         #: Where this crawler's rules are kept in an entry's ``agents``: the same parser,
-        #: options and agent make the same rules of a body.
+        #: options and agent make the same rules of a body. Every option is in the key, so
+        #: rules stored under other options, or before an option existed, are not found:
+        #: the body is parsed again. (Before product_tokens, "Ai2Bot-Dolma" obeyed
+        #: AI2Bot's group too; those rules are keyed "...,token|<agent>" and stay unread.)
         o = config.rfc9309
-        options = f"{o.precedence},{o.wildcards:d},{o.empty_rules},{o.agent_matching}"
+        options = f"{o.precedence},{o.wildcards:d},{o.empty_rules},{o.agent_matching},{o.product_tokens}"
         self.key = f"{config.parser_name}|{options}|{self.agent}"
         self._restore = getattr(config.parser_class, "restore", None)  # Scrapy-interface classes have none
 

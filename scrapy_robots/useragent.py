@@ -30,9 +30,11 @@ _GENERIC_PRODUCTS = frozenset(
     }
 )
 # Letters beyond ASCII belong to the name (Google and Protego read "Bö" whole; cut at
-# the "ö", it would match a "User-agent: Bär" group as "B").
-_PRODUCT = re.compile(r"[^\W\d][\w.-]*")
-_BARE_TOKEN = re.compile(r"[^\W\d][\w-]*")
+# the "ö", it would match a "User-agent: Bär" group as "B"). So do digits, first ones
+# too: "360Spider" is a crawler's name, not "Spider". A product has a letter: "5.0" is a
+# version.
+_PRODUCT = re.compile(r"(?=[\w.-]*[^\W\d_])\w[\w.-]*")
+_BARE_TOKEN = re.compile(r"(?=[\w-]*[^\W\d_])\w[\w-]*")
 
 
 #: The agent of a crawl that names none: it obeys the ``*`` group.

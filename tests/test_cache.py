@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
+import sqlite3
 
 import pytest
 import pytest_twisted
@@ -222,6 +224,33 @@ async def test_a_stored_entry_of_another_parser_is_parsed_once_and_kept(serve, t
     assert len(third.spider.ignored) == 2
     assert stat(third, "robotstxt/parsed") == 0
     assert [site.robots_hits() for site in sites] == [1, 1]
+
+
+@pytest_twisted.ensureDeferred
+async def test_rules_stored_before_names_kept_their_digits_are_not_applied(serve, tmp_path):
+    # Before issue #30, "Ai2Bot-Dolma" read as "ai" and obeyed AI2Bot's group too: its
+    # stored rules (merged, "Allow: /" winning) are keyed as options were then, and a crawl
+    # now parses the stored body again rather than apply them.
+    agent = "Mozilla/5.0 (compatible; Ai2Bot-Dolma/1.0; +https://www.allenai.org/crawler)"
+    site = serve(body("User-agent: Ai2Bot-Dolma\nDisallow: /\n\nUser-agent: AI2Bot\nAllow: /\n"))
+    jobdir = tmp_path / "job"
+    await crawl([f"{site.url}/a"], JOBDIR=str(jobdir), USER_AGENT=agent)
+    old_key = f"RFC9309Parser|longest,1,ignore,token|{agent}"
+    merged = '["agent-rules/1","longest",true,"ignore",null,null]\nD/\nA/'
+    with sqlite3.connect(jobdir / "robotstxt.sqlite3") as db:
+        ((site_key, record),) = db.execute("SELECT site, record FROM robots").fetchall()
+        db.execute("UPDATE robots SET record = ? WHERE site = ?", (record_with(record, {old_key: merged}), site_key))
+    db.close()
+    again = await crawl([f"{site.url}/b"], JOBDIR=str(jobdir), USER_AGENT=agent)
+    assert list(again.spider.ignored) == [f"{site.url}/b"]
+    assert stat(again, "robotstxt/request_count") == 0
+    assert stat(again, "robotstxt/parsed") == 1
+
+
+def record_with(record: str, agents: dict[str, str]) -> str:
+    fields = json.loads(record)
+    fields["agents"] = agents
+    return json.dumps(fields)
 
 
 @pytest_twisted.ensureDeferred

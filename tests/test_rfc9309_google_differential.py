@@ -27,8 +27,12 @@ def google_allowed(body: str, url: str, agent: str = AGENT) -> bool:
     return bool(googlebot.RobotsMatcher().OneAgentAllowedByRobots(body, agent, url))
 
 
-def deliberate_disagreement(body: str, url: str) -> str | None:
-    """The documented class a case belongs to, if any (see docs/rfc9309.rst)."""
+def deliberate_disagreement(body: str, url: str, agent: str = AGENT, product_tokens: str = "names") -> str | None:
+    """The documented class a case belongs to, if any (see docs/rfc9309.rst).
+
+    ``product_tokens="rfc9309"`` reads names as Google does: no class of its own."""
+    if product_tokens == "names" and _names_decide(body, url, agent):
+        return "names with digits or non-ASCII letters"
     path = url.split("://", 1)[-1]
     path = path[path.find("/") :] if "/" in path else "/"
     if re.match(r"/(robots\.txt|%72obots\.txt)(\?|$|#)", path, re.IGNORECASE):
@@ -44,6 +48,14 @@ def deliberate_disagreement(body: str, url: str) -> str | None:
     if any(len(line.encode()) >= GOOGLE_MAX_LINE for line in re.split(r"\r\n|\r|\n", body)):
         return "lines longer than Google reads"
     return None
+
+
+def _names_decide(body: str, url: str, agent: str) -> bool:
+    """Whether reading names as Google does (product_tokens="rfc9309", which the random
+    files check against Google) changes the verdict: a name with a digit or a non-ASCII
+    letter, on a User-agent line or in the crawler's."""
+    names = RobotsTxt.parse(body).allowed(url, agent)
+    return names != RobotsTxt.parse(body, product_tokens="rfc9309").allowed(url, agent)
 
 
 # --- the deliberate classes, each shown once --------------------------------
@@ -107,9 +119,25 @@ def test_long_lines_are_read_whole_where_google_cuts_them() -> None:
     assert deliberate_disagreement(body, url)
 
 
+def test_names_with_digits_are_read_whole_where_google_cuts_them() -> None:
+    # Google reads both lines as "ai": Ai2Bot-Dolma is neither, and obeys "*" (none here).
+    body = "User-agent: Ai2Bot-Dolma\nDisallow: /\n\nUser-agent: AI2Bot\nAllow: /\n"
+    url = "https://example.com/page"
+    assert google_allowed(body, url, "Ai2Bot-Dolma")
+    assert not RobotsTxt.parse(body).allowed(url, "Ai2Bot-Dolma")
+    assert deliberate_disagreement(body, url, "Ai2Bot-Dolma")
+    # Read as Google reads them, the names agree.
+    assert RobotsTxt.parse(body, product_tokens="rfc9309").allowed(url, "Ai2Bot-Dolma")
+    assert not deliberate_disagreement(body, url, "Ai2Bot-Dolma", "rfc9309")
+
+
 # --- random files ---------------------------------------------------------------
 
 _AGENTS = ["*", "FooBot", "foobot", "FOOBOT/2.0", "Other", "foo", "FooBotter", "* extra", "*bot", "", "Foo_Bot", "-"]
+# Names with digits, in runs of their own (the first run keeps its seeded files).
+_DIGIT_AGENTS = ["FooBot2", "foobot2", "MJ12bot", "360Spider", "Ai2Bot-Dolma", "AI2Bot", "FooBot/2", "2"]
+_ASKED = [AGENT, "Other", "foo"]
+_DIGIT_ASKED = ["FooBot2", "MJ12bot", "MJ", "Ai", "Ai2Bot-Dolma", "360Spider", "Spider"]
 _PATH_PIECES = [
     "/",
     "a",
@@ -145,11 +173,11 @@ def _pattern(rng: random.Random) -> str:
     return start + "".join(rng.choice(_PATH_PIECES) for _ in range(rng.randint(0, 4)))
 
 
-def _line(rng: random.Random) -> str:
+def _line(rng: random.Random, agents: list[str] = _AGENTS) -> str:
     roll = rng.random()
     if roll < 0.22:
         key = rng.choice(["User-agent", "user-agent", "User agent", "useragent", "USER-AGENT"])
-        return f"{key}{rng.choice(_SEPARATORS[:4])}{rng.choice(_AGENTS)}"
+        return f"{key}{rng.choice(_SEPARATORS[:4])}{rng.choice(agents)}"
     if roll < 0.85:
         value = _pattern(rng)
         separator = rng.choice(_SEPARATORS if value and " " not in value else _SEPARATORS[:4])
@@ -168,9 +196,9 @@ def _line(rng: random.Random) -> str:
     )
 
 
-def random_robotstxt(rng: random.Random) -> str:
+def random_robotstxt(rng: random.Random, agents: list[str] = _AGENTS) -> str:
     newline = rng.choice(["\n", "\n", "\r\n", "\r"])
-    return newline.join(_line(rng) for _ in range(rng.randint(1, 14)))
+    return newline.join(_line(rng, agents) for _ in range(rng.randint(1, 14)))
 
 
 def random_url(rng: random.Random) -> str:
@@ -182,17 +210,28 @@ def random_url(rng: random.Random) -> str:
     return "https://example.com" + path.replace("//", "/")
 
 
-def test_random_files_agree_with_google() -> None:
+@pytest.mark.parametrize(
+    ("product_tokens", "agents", "asked"),
+    # Names with digits are a deliberate difference under "names" (the default): they are
+    # compared with Google under "rfc9309", which must agree on every one.
+    [
+        ("names", _AGENTS, _ASKED),
+        ("names", _AGENTS + _DIGIT_AGENTS, _ASKED + _DIGIT_ASKED),
+        ("rfc9309", _AGENTS + _DIGIT_AGENTS, _ASKED + _DIGIT_ASKED),
+    ],
+    ids=["names", "names-with-digits", "rfc9309-with-digits"],
+)
+def test_random_files_agree_with_google(product_tokens, agents, asked) -> None:
     rng = random.Random(9309)
     compared = skipped = 0
     failures = []
     for _ in range(1500):
-        body = random_robotstxt(rng)
-        robots = RobotsTxt.parse(body)
+        body = random_robotstxt(rng, agents)
+        robots = RobotsTxt.parse(body, product_tokens=product_tokens)
         for _ in range(4):
             url = random_url(rng)
-            agent = rng.choice([AGENT, "Other", "foo"])
-            if deliberate_disagreement(body, url):
+            agent = rng.choice(asked)
+            if deliberate_disagreement(body, url, agent, product_tokens):
                 skipped += 1
                 continue
             compared += 1

@@ -95,12 +95,38 @@ def test_substring_matching_finds_the_name_anywhere() -> None:
     assert not robots.allowed(URL + "/x", "FooBot/1.0")
 
 
+# --- product tokens -----------------------------------------------------------
+
+TOKENS_EXAMPLE = "User-agent: Ai2Bot-Dolma\nDisallow: /\n\nUser-agent: AI2Bot\nAllow: /\n\nUser-agent: *\nDisallow: /\n"
+
+
+def test_names_with_digits_are_read_whole_by_default() -> None:
+    robots = RobotsTxt.parse(TOKENS_EXAMPLE)
+    assert not robots.allowed(URL + "/x", "Ai2Bot-Dolma/1.0")
+    assert robots.allowed(URL + "/x", "AI2Bot/1.0")
+    assert not robots.allowed(URL + "/x", "Ai")
+
+
+def test_rfc9309_product_tokens_read_the_lines_as_google_does() -> None:
+    robots = RobotsTxt.parse(TOKENS_EXAMPLE, product_tokens="rfc9309")
+    # Both lines name "ai": no group is Ai2Bot-Dolma's, nor AI2Bot's; "Ai" obeys both, merged.
+    assert not robots.allowed(URL + "/x", "Ai2Bot-Dolma/1.0")
+    assert not robots.allowed(URL + "/x", "AI2Bot/1.0")
+    assert robots.allowed(URL + "/x", "Ai")
+
+
 # --- validation ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("precedence", "shortest"), ("wildcards", "yes"), ("empty_rules", "deny"), ("agent_matching", "regex")],
+    [
+        ("precedence", "shortest"),
+        ("wildcards", "yes"),
+        ("empty_rules", "deny"),
+        ("agent_matching", "regex"),
+        ("product_tokens", "google"),
+    ],
 )
 def test_bad_option_values_are_rejected(option: str, value: object) -> None:
     with pytest.raises(ValueError, match=option):
@@ -121,9 +147,10 @@ def test_adapter_reads_every_setting() -> None:
             "ROBOTSTXT_RFC9309_WILDCARDS": "False",
             "ROBOTSTXT_RFC9309_EMPTY_RULES": "allow-all",
             "ROBOTSTXT_RFC9309_AGENT_MATCHING": "substring",
+            "ROBOTSTXT_RFC9309_PRODUCT_TOKENS": "RFC9309",
         }
     )
-    assert rp.rp.options == Options("first", False, "allow-all", "substring")
+    assert rp.rp.options == Options("first", False, "allow-all", "substring", "rfc9309")
     assert parser({}).rp.options == Options()
 
 
@@ -134,6 +161,7 @@ def test_adapter_reads_every_setting() -> None:
         ("ROBOTSTXT_RFC9309_WILDCARDS", "perhaps", "True or False"),
         ("ROBOTSTXT_RFC9309_EMPTY_RULES", "deny", "'ignore' or 'allow-all'"),
         ("ROBOTSTXT_RFC9309_AGENT_MATCHING", "regex", "'token' or 'substring'"),
+        ("ROBOTSTXT_RFC9309_PRODUCT_TOKENS", "google", "'names' or 'rfc9309'"),
     ],
 )
 def test_adapter_names_the_bad_setting_and_the_fix(setting: str, value: str, fix: str) -> None:

@@ -255,3 +255,96 @@ def test_explain_shows_the_literal_characters():
     assert not explanation.allowed
     assert explanation.path == "/f-*"
     assert explanation.rule is not None and explanation.rule.pattern == "/f-%2A"
+
+
+# --- 6. names with digits (issue #30) ------------------------------------------
+# Protego's wildcard test names its groups Rule1TestBot to Rule7TestBot, and its 1996
+# draft test 1bot to 8bot. Each crawler obeys its own group, as Protego reads them; read
+# up to the first digit, all seven Rule groups were one group ("rule") and every 1996
+# line named "" (no crawler).
+
+RULE_BOTS = """
+User-agent: Rule1TestBot
+Disallow:  /foo*
+
+User-agent: Rule2TestBot
+Disallow:  /foo*/bar.html
+
+# Disallows anything containing the letter m!
+User-agent: Rule3TestBot
+Disallow:  *m
+
+User-agent: Rule4TestBot
+Allow:  /foo/bar.html
+Disallow: *
+
+User-agent: Rule5TestBot
+Disallow:  /foo*/*bar.html
+
+User-agent: Rule6TestBot
+Allow:  /foo$
+Disallow:  /foo
+
+User-agent: Rule7TestBot
+Allow: *****************/****.js
+"""
+
+DRAFT_1996_BOTS = """
+User-agent: 1bot
+Allow: /tmp
+Disallow: /
+
+User-agent: 2bot
+Allow: /tmp/
+Disallow: /
+
+User-agent: 3bot
+Allow: /a%3cd.html
+Disallow: /
+
+User-agent: 5bot
+Allow: /a%2fb.html
+Disallow: /
+
+User-agent: 6bot
+Allow: /a/b.html
+Disallow: /
+
+User-agent: 7bot
+Allow: /%7ejoe/index.html
+Disallow: /
+"""
+
+# (body, agent, {path: allowed})
+NAMED_WITH_DIGITS = [
+    (RULE_BOTS, "Rule1TestBot", {"/fo.html": True, "/foo.html": False, "/food": False, "/foo/bar.html": False}),
+    (
+        RULE_BOTS,
+        "Rule2TestBot",
+        {"/fo.html": True, "/foo/bar.html": False, "/foo/a/b/c/x/y/z/bar.html": False, "/food/xyz.html": True},
+    ),
+    (RULE_BOTS, "Rule3TestBot", {"/foo.htm": False, "/foo": True, "/moo": False, "/foo/bar.txt": True}),
+    (RULE_BOTS, "Rule4TestBot", {"/fo.html": False, "/foo": False, "/foo/bar.html": True, "/foo/bar.txt": False}),
+    (RULE_BOTS, "Rule5TestBot", {"/foo/bar.html": False, "/food/rebar.html": False, "/food/rebarf.html": True}),
+    (RULE_BOTS, "Rule6TestBot", {"/foo": True, "/foo/": False, "/fooey": False}),
+    (RULE_BOTS, "Rule7TestBot", {"/xyz/foo.js": True, "/inlife/daily/fashion-20160727/": True}),
+    (DRAFT_1996_BOTS, "1bot", {"/tmp.html": True, "/tmp/a.html": True, "/x": False}),
+    (DRAFT_1996_BOTS, "2bot", {"/tmp": False, "/tmp/": True, "/tmp/a.html": True}),
+    (DRAFT_1996_BOTS, "3bot", {"/a%3cd.html": True, "/a%3Cd.html": True, "/x": False}),
+    (DRAFT_1996_BOTS, "5bot", {"/a%2fb.html": True, "/a/b.html": False}),
+    (DRAFT_1996_BOTS, "6bot", {"/a%2fb.html": False, "/a/b.html": True}),
+    (DRAFT_1996_BOTS, "7bot", {"/~joe/index.html": True, "/x": False}),
+    (DRAFT_1996_BOTS, "8bot", {"/x": True}),  # no group names 8bot, and there is no "*"
+]
+
+
+@pytest.mark.parametrize(("body", "agent", "expected"), NAMED_WITH_DIGITS, ids=[c[1] for c in NAMED_WITH_DIGITS])
+def test_protego_s_named_groups_with_digits(body, agent, expected):
+    robots = RobotsTxt.parse(body)
+    parser = RFC9309Parser(body.encode(), agent)
+    protego = ProtegoParser(body.encode(), agent)
+    for path, verdict in expected.items():
+        url = "https://example.com" + path
+        assert robots.allowed(url, agent) is verdict, path
+        assert parser.allowed(url) is verdict, path
+        assert protego.allowed(url) is verdict, path

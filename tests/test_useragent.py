@@ -23,6 +23,20 @@ from scrapy_robots.useragent import product_token
         (b"FooBot/1.0", "FooBot"),
         ("", "*"),
         (None, "*"),
+        # Real crawler names carry digits, first or inside (issue #30).
+        ("Ai2Bot-Dolma", "Ai2Bot-Dolma"),
+        ("Ai2Bot-Dolma/1.0 (+https://www.allenai.org/crawler)", "Ai2Bot-Dolma"),
+        ("Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)", "MJ12bot"),
+        ("img2dataset/1.45.0", "img2dataset"),
+        ("360Spider", "360Spider"),
+        ("Mozilla/5.0 (compatible; 360Spider/1.0; +http://www.so.com/help/help_3_2.html)", "360Spider"),
+        ("360Spider/1.0 (+http://www.so.com/help/help_3_2.html)", "360Spider"),
+        # A version is no product: it has no letter.
+        (
+            "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
+            "Mozilla",
+        ),
+        ("2.0/3 FooBot/1.0", "FooBot"),
     ],
 )
 def test_product_token(header, token):

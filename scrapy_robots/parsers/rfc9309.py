@@ -36,6 +36,7 @@ class RFC9309Parser(RobotParser):
             wildcards=options.wildcards,
             empty_rules=options.empty_rules,
             agent_matching=options.agent_matching,
+            product_tokens=options.product_tokens,
         )
 
     @classmethod

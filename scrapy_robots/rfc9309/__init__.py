@@ -16,17 +16,20 @@ groups as RFC 9309 forms them) and walks the file with :func:`parse_robotstxt`.
 from __future__ import annotations
 
 from scrapy_robots.rfc9309._agent import AgentRules
-from scrapy_robots.rfc9309._agents import agent_key, name_key, select_groups
+from scrapy_robots.rfc9309._agents import select_groups
 from scrapy_robots.rfc9309._groups import Group, GroupBuilder
 from scrapy_robots.rfc9309._matcher import Rule
+from scrapy_robots.rfc9309._names import agent_key, name_key
 from scrapy_robots.rfc9309._options import (
     AGENT_MATCHINGS,
     EMPTY_RULES,
     PRECEDENCES,
+    PRODUCT_TOKENS,
     AgentMatching,
     EmptyRules,
     Options,
     Precedence,
+    ProductTokens,
 )
 from scrapy_robots.rfc9309._robotstxt import Explanation, RobotsTxt
 from scrapy_robots.rfc9309._tokenizer import (
@@ -68,6 +71,7 @@ __all__ = [
     "EMPTY_RULES",
     "HOST",
     "PRECEDENCES",
+    "PRODUCT_TOKENS",
     "REQUEST_RATE",
     "SITEMAP",
     "USER_AGENT",
@@ -80,6 +84,7 @@ __all__ = [
     "GroupBuilder",
     "Options",
     "Precedence",
+    "ProductTokens",
     "RequestRate",
     "RobotsTxt",
     "RobotsTxtHandler",

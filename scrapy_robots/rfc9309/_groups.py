@@ -9,7 +9,9 @@ agrees). Rules before the first ``User-agent`` belong to nobody.
 
 from __future__ import annotations
 
-from scrapy_robots.rfc9309._agents import agent_key
+from typing import TYPE_CHECKING
+
+from scrapy_robots.rfc9309._names import agent_key
 from scrapy_robots.rfc9309._tokenizer import RobotsTxtHandler
 from scrapy_robots.rfc9309._values import (
     CleanParam,
@@ -20,6 +22,9 @@ from scrapy_robots.rfc9309._values import (
     parse_request_rate,
     parse_visit_time,
 )
+
+if TYPE_CHECKING:
+    from scrapy_robots.rfc9309._options import ProductTokens
 
 #: ``(line number, allow?, path pattern as written)``
 RawRule = tuple[int, bool, str]
@@ -63,9 +68,13 @@ class GroupBuilder(RobotsTxtHandler):
     its own bookkeeping: the file is tokenized once, whatever reads it. The builder
     compiles nothing; :class:`~scrapy_robots.rfc9309.RobotsTxt` compiles the groups it
     is asked about, lazily.
+
+    ``product_tokens`` is how a ``User-agent`` line is read into its key (see
+    :class:`~scrapy_robots.rfc9309.Options`); a RobotsTxt is built with the same.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, product_tokens: ProductTokens = "names") -> None:
+        self.product_tokens: ProductTokens = product_tokens
         self.groups: list[Group] = []
         self.sitemaps: list[str] = []
         self.host: str | None = None
@@ -83,7 +92,7 @@ class GroupBuilder(RobotsTxtHandler):
             self.groups.append(group)
             self._rules = group.rules
             self._closed = False
-        group.agents.append((line, value, agent_key(value)))
+        group.agents.append((line, value, agent_key(value, self.product_tokens)))
 
     def handle_allow(self, line: int, value: str) -> None:
         rules = self._rules

@@ -8,15 +8,18 @@ from typing import Final, Literal
 Precedence = Literal["longest", "first"]
 EmptyRules = Literal["ignore", "allow-all"]
 AgentMatching = Literal["token", "substring"]
+ProductTokens = Literal["names", "rfc9309"]
 
 PRECEDENCES: Final = ("longest", "first")
 EMPTY_RULES: Final = ("ignore", "allow-all")
 AGENT_MATCHINGS: Final = ("token", "substring")
+PRODUCT_TOKENS: Final = ("names", "rfc9309")
 
 
 @dataclass(frozen=True)
 class Options:
-    """How a :class:`RobotsTxt` reads its file. The defaults are RFC 9309's (and Google's).
+    """How a :class:`RobotsTxt` reads its file. The defaults are RFC 9309's (and Google's),
+    but for ``product_tokens``, where site owners name crawlers whose names have digits.
 
     ``precedence``
         ``"longest"``: the matching rule with the longest path wins, ``Allow``
@@ -36,17 +39,27 @@ class Options:
         crawler's, case-insensitively (RFC 9309). ``"substring"``: when its
         name appears anywhere in the crawler's full ``User-Agent`` string
         (the 1996 draft, robotexclusionrulesparser).
+    ``product_tokens``
+        ``"names"``: a name is its letters (of any script), digits, ``-`` and ``_``,
+        on a ``User-agent`` line and in the crawler's name alike: ``User-agent:
+        Ai2Bot-Dolma`` names Ai2Bot-Dolma and no other crawler (as Protego reads
+        it). ``"rfc9309"``: RFC 9309's product token, read as Google reads it: a
+        line up to its first character other than an ASCII letter, ``-`` or
+        ``_`` (``Ai2Bot-Dolma`` names ``ai``), and the crawler's name whole (so
+        Ai2Bot-Dolma obeys ``*``); Google's verdicts, for those who compare.
     """
 
     precedence: Precedence = "longest"
     wildcards: bool = True
     empty_rules: EmptyRules = "ignore"
     agent_matching: AgentMatching = "token"
+    product_tokens: ProductTokens = "names"
 
     def __post_init__(self) -> None:
         _check("precedence", self.precedence, PRECEDENCES)
         _check("empty_rules", self.empty_rules, EMPTY_RULES)
         _check("agent_matching", self.agent_matching, AGENT_MATCHINGS)
+        _check("product_tokens", self.product_tokens, PRODUCT_TOKENS)
         if not isinstance(self.wildcards, bool):
             raise ValueError(f"wildcards must be True or False, not {self.wildcards!r}")
 

@@ -8,12 +8,21 @@ from typing import TYPE_CHECKING, Any, Final
 from scrapy_robots.decoding import PERCENT_ERRORS, decode_robotstxt
 from scrapy_robots.rfc9309._agent import ROBOTS_TXT as _ROBOTS_TXT
 from scrapy_robots.rfc9309._agent import AgentRules, check_allows
-from scrapy_robots.rfc9309._agents import crawler_name, index_groups, scan_groups, select_groups
+from scrapy_robots.rfc9309._agents import index_groups, scan_groups, select_groups
 from scrapy_robots.rfc9309._groups import GroupBuilder
 from scrapy_robots.rfc9309._matcher import CompiledRules, Rule, rule_of
-from scrapy_robots.rfc9309._options import DEFAULT_OPTIONS, AgentMatching, EmptyRules, Options, Precedence
+from scrapy_robots.rfc9309._names import token_of
+from scrapy_robots.rfc9309._options import (
+    DEFAULT_OPTIONS,
+    AgentMatching,
+    EmptyRules,
+    Options,
+    Precedence,
+    ProductTokens,
+)
 from scrapy_robots.rfc9309._tokenizer import parse_robotstxt
 from scrapy_robots.rfc9309._url import normalize_url_path, path_of
+from scrapy_robots.useragent import product_token
 
 if TYPE_CHECKING:
     from typing import Self
@@ -78,6 +87,12 @@ class RobotsTxt:
     )
 
     def __init__(self, builder: GroupBuilder, options: Options = DEFAULT_OPTIONS):
+        if builder.product_tokens != options.product_tokens:
+            # The groups' keys are the builder's reading of the User-agent lines.
+            raise ValueError(
+                f"the builder read User-agent lines with product_tokens={builder.product_tokens!r}, "
+                f"the options say {options.product_tokens!r}: build it with GroupBuilder({options.product_tokens!r})"
+            )
         self.options = options
         #: ``Sitemap`` URLs, in file order.
         self.sitemaps: tuple[str, ...] = tuple(builder.sitemaps)
@@ -107,6 +122,7 @@ class RobotsTxt:
         wildcards: bool = True,
         empty_rules: EmptyRules = "ignore",
         agent_matching: AgentMatching = "token",
+        product_tokens: ProductTokens = "names",
     ) -> Self:
         """Parse a robots.txt body; never raises on any body.
 
@@ -114,8 +130,8 @@ class RobotsTxt:
         (``encoding`` is the response's charset, if known). The keyword options
         are those of :class:`Options`; a bad value raises :class:`ValueError`.
         """
-        options = Options(precedence, wildcards, empty_rules, agent_matching)
-        builder = GroupBuilder()
+        options = Options(precedence, wildcards, empty_rules, agent_matching, product_tokens)
+        builder = GroupBuilder(product_tokens)
         parse_robotstxt(decode_robotstxt(body, encoding), builder)
         return cls(builder, options)
 
@@ -146,9 +162,9 @@ class RobotsTxt:
                 if key not in ("", "*") and key in lowered
             )
         else:
-            agent = crawler_name(user_agent)
-            lowered = agent.lower()
-            group_lines = tuple((line, value) for g in groups for line, value, key in g.agents if key == lowered)
+            agent = product_token(user_agent)
+            token = token_of(user_agent, self.options.product_tokens)
+            group_lines = tuple((line, value) for g in groups for line, value, key in g.agents if key == token)
         if not group_lines:
             group_lines = tuple((line, value) for g in groups for line, value, key in g.agents if key == "*")
         preferences = self.preference_lines(user_agent)
@@ -211,11 +227,11 @@ class RobotsTxt:
             if len(self._selected) >= _CACHE_MAX:
                 self._selected.clear()
             if self.options.agent_matching == "token":
-                groups = scan_groups(self._groups, user_agent)
+                groups = scan_groups(self._groups, user_agent, self.options.product_tokens)
             else:
                 if self._index is None:
                     self._index = index_groups(self._groups)
-                groups = select_groups(self._index, user_agent, "substring")
+                groups = select_groups(self._index, user_agent, "substring", self.options.product_tokens)
             self._selected[user_agent] = groups
         return groups
 
