@@ -24,13 +24,14 @@ from scrapy_robots.decoding import normalize_robotstxt, starts_as_html
 from scrapy_robots.fetch import DECOMPRESSED_FACTOR
 from scrapy_robots.policy import Action
 from scrapy_robots.retry_after import (
+    EARLIER,
     delay_source,
     delayed_by_server,
     given_up_for_retry_after,
     next_delay,
+    next_schedule_end,
     read_retry_after,
     schedule_ends,
-    scheduled_delay,
 )
 
 if TYPE_CHECKING:
@@ -128,11 +129,12 @@ def _unreachable(
     failures = (previous.failures if previous is not None else 0) + 1
     since = previous.unreachable_since if previous is not None and previous.unreachable_since else now
     entry.failures, entry.unreachable_since, entry.retry_after = failures, since, retry_after
+    entry.schedule_end = next_schedule_end(previous, now, config)
     # Not before the server's Retry-After, nor before the schedule's next attempt.
     entry.expires_at = now + next_delay(failures, config, retry_after)
     if now - since >= config.allow_after:
         # RFC 9309 2.3.1.4: after 30 days unreachable, crawl as if there were no robots.txt.
-        entry.action, entry.retry_after = Action.ALLOW, None
+        entry.action, entry.retry_after, entry.schedule_end = Action.ALLOW, None, None
         entry.expires_at = now + config.cache_ttl
         return Decision(entry, kind)
     if stale:
@@ -256,13 +258,15 @@ def _attempts(entry: RobotsEntry, waiting: int, config: RobotsConfig) -> tuple[i
     backoff = entry.expires_at - entry.fetched_at
     source = delay_source(entry, config)  # " (Retry-After)" when the server set the delay
     if worth_waiting(entry, config):
-        # The waiting requests keep a finished crawl open until the last attempt.
-        until = sum(scheduled_delay(attempt, config) for attempt in range(entry.failures, config.retry_times + 1))
+        # The waiting requests keep a finished crawl open until the last attempt: a time
+        # that only the attempts' own downloads move (not a Retry-After).
+        ends = schedule_ends(entry, config)
+        until = max(0.0, ends - entry.fetched_at)
         return logging.WARNING if entry.failures == 1 else logging.INFO, (
             f", attempt {entry.failures} of {config.retry_times + 1}: {waiting} request(s) wait, "
             f"next attempt in {backoff:.0f}s{source or _SCHEDULE}; "
             f"they hold the crawl open until about "
-            f"{time.strftime('%H:%M:%S', time.localtime(entry.fetched_at + until))} ({_duration(until)})"
+            f"{time.strftime('%H:%M:%S', time.localtime(ends))} ({_duration(until)}) and its download"
         )
     # scrapy robots: a one-shot run, nothing will ask again
     one_shot = "this one-shot run does not try the site again" if config.one_shot else ""
@@ -270,8 +274,8 @@ def _attempts(entry: RobotsEntry, waiting: int, config: RobotsConfig) -> tuple[i
         # The server asks for longer than the schedule would hold the requests: not held.
         ends = _duration(max(0.0, schedule_ends(entry, config) - entry.fetched_at))
         return logging.WARNING if waiting or entry.failures == 1 else logging.INFO, (
-            f", attempt {entry.failures} of {config.retry_times + 1}: next attempt in {backoff:.0f}s{source}, "
-            f"past the schedule's last attempt (in {ends}: ROBOTSTXT_UNREACHABLE_RETRY_DELAY, "
+            f", attempt {entry.failures} of {config.retry_times + 1}: next attempt in {backoff:.0f}s"
+            f"{source or EARLIER}, past the schedule's last attempt (in {ends}: ROBOTSTXT_UNREACHABLE_RETRY_DELAY, "
             f"ROBOTSTXT_UNREACHABLE_RETRY_TIMES): {waiting} waiting request(s) ignored rather than held; "
             f"{one_shot or 'the site is tried again then if a request needs it'}"
         )

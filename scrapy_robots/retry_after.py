@@ -27,6 +27,11 @@ STATUSES = frozenset({429, 503})
 LONGEST = float(2**31)
 #: The longest malformed value quoted in a log line.
 QUOTED = 60
+#: What says why an attempt the schedule timed comes past its last: an earlier attempt's
+#: Retry-After moved the attempts after it.
+EARLIER = " (an earlier Retry-After moved the attempts later)"
+#: Seconds of rounding allowed between the next attempt and the schedule's last.
+SLACK = 1e-3
 
 
 def parse_retry_after(value: str, now: float) -> float | None:
@@ -80,24 +85,49 @@ def delayed_by_server(entry: RobotsEntry, config: RobotsConfig) -> bool:
 
 
 def schedule_ends(entry: RobotsEntry, config: RobotsConfig) -> float:
-    """When the schedule would make an unreachable site's last attempt, counted from its
-    first failure: the longest its requests are held (ROBOTSTXT_UNREACHABLE_RETRY_DELAY,
-    ROBOTSTXT_UNREACHABLE_RETRY_TIMES), whatever the server asks."""
+    """When the schedule makes an unreachable site's last attempt: the longest its
+    requests are held (ROBOTSTXT_UNREACHABLE_RETRY_DELAY, ROBOTSTXT_UNREACHABLE_RETRY_TIMES),
+    whatever the server asks. Set at the first failure; each later attempt moves it by
+    the time that attempt came and downloaded after it was due (a timeout, a crawl that
+    needed the site later), never by a Retry-After (``entry.schedule_end``). A record of
+    a version that did not keep it: counted from the first failure."""
+    if entry.schedule_end is not None:
+        return entry.schedule_end
     since = entry.unreachable_since if entry.unreachable_since is not None else entry.fetched_at
-    return since + sum(scheduled_delay(attempt, config) for attempt in range(1, config.retry_times + 1))
+    return since + schedule_total(config)
+
+
+def schedule_total(config: RobotsConfig) -> float:
+    """Seconds from an unreachable site's first failure to its last attempt, by the schedule."""
+    return sum(scheduled_delay(attempt, config) for attempt in range(1, config.retry_times + 1))
+
+
+def next_schedule_end(previous: RobotsEntry | None, now: float, config: RobotsConfig) -> float:
+    """``schedule_ends`` of an unreachable outcome at ``now`` after ``previous``."""
+    if previous is None or not previous.failures:
+        return now + schedule_total(config)
+    if previous.schedule_end is not None:
+        ends = previous.schedule_end
+    else:  # a record of a version that did not keep it: the attempts so far were on time
+        remaining = range(previous.failures + 1, config.retry_times + 1)
+        ends = previous.expires_at + sum(scheduled_delay(attempt, config) for attempt in remaining)
+    # The attempt was due at previous.expires_at: the time it took to come and to
+    # download moves the schedule; a Retry-After that lengthened the wait does not.
+    return ends + max(0.0, now - previous.expires_at)
 
 
 def given_up_for_retry_after(entry: RobotsEntry, config: RobotsConfig) -> bool:
     """An unreachable site's requests would wait for its next attempt (within
-    ROBOTSTXT_UNREACHABLE_RETRY_TIMES), but the server's Retry-After puts it past the
-    schedule's last attempt: they are ignored at once instead of held
-    (:func:`decision.worth_waiting`). A Retry-After within the schedule's time is waited for."""
-    return (
-        entry.action is Action.UNREACHABLE
-        and entry.failures <= config.retry_times
-        and delayed_by_server(entry, config)
-        and entry.expires_at > schedule_ends(entry, config)
-    )
+    ROBOTSTXT_UNREACHABLE_RETRY_TIMES), but it comes past the schedule's last attempt:
+    they are ignored at once instead of held (:func:`decision.worth_waiting`). Only a
+    Retry-After does that, this attempt's or an earlier one's (the attempts after a
+    lengthened one keep the schedule's delays, and so come later). A Retry-After within
+    the schedule's time is waited for."""
+    if entry.action is not Action.UNREACHABLE or entry.failures > config.retry_times:
+        return False
+    if entry.schedule_end is None:  # a record of a version that did not keep it
+        return delayed_by_server(entry, config) and entry.expires_at > schedule_ends(entry, config)
+    return entry.expires_at > entry.schedule_end + SLACK
 
 
 def delay_source(entry: RobotsEntry, config: RobotsConfig) -> str:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.cache.entry import Action
-from scrapy_robots.retry_after import given_up_for_retry_after
+from scrapy_robots.retry_after import delayed_by_server, given_up_for_retry_after
 from scrapy_robots.usage import DENIED_REASON as USAGE_DENIED
 from scrapy_robots.usage import check_request
 
@@ -113,11 +113,14 @@ def _by_policy(entry: RobotsEntry, config: RobotsConfig) -> Verdict:
     unreachable = f"{FORBIDDEN}: robots.txt unreachable ({entry.error or f'HTTP {entry.status}'})"
     if given_up_for_retry_after(entry, config):
         # The requests would have waited for the next attempt, but the server puts it later.
-        assert entry.retry_after is not None
+        if delayed_by_server(entry, config):
+            cause = f"its Retry-After ({entry.retry_after:.0f}s) puts"
+        else:  # the attempts after a lengthened one come later
+            cause = "a Retry-After on an earlier attempt put"
         return Verdict(
             False,
-            f"{unreachable} after {entry.failures} attempt(s), and its Retry-After ({entry.retry_after:.0f}s) "
-            f"puts the next attempt past the retry schedule's last",
+            f"{unreachable} after {entry.failures} attempt(s), and {cause} the next attempt past the retry "
+            "schedule's last",
             "robotstxt/denied/retry_after",
         )
     return Verdict(False, f"{unreachable} after {entry.failures} attempt(s)", "robotstxt/denied/unreachable")

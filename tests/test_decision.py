@@ -13,6 +13,7 @@ from scrapy.http import Request, Response
 from scrapy.settings import Settings
 
 from scrapy_robots.cache import RobotsEntry
+from scrapy_robots.cache.entry import entry_from_record, record_of
 from scrapy_robots.config import ONE_SHOT_SETTING, RobotsConfig
 from scrapy_robots.decision import REDIRECT_LOOP, REFUSED, TOO_LARGE, decide, describe, failure_kind, worth_waiting
 from scrapy_robots.delay import SiteDelay
@@ -317,14 +318,14 @@ def test_a_malformed_retry_after_is_said_in_the_line():
             "HTTP 503 -> unreachable, attempt 1 of 4: 3 request(s) wait, next attempt in 120s (Retry-After); they "
             "hold the crawl open until about",
         ),
-        (
+        (  # the previous attempt (a record without its schedule's end) came on time: 60 + 120 s remain
             {},
             unreachable(1),
             "86400",
             0,
             logging.INFO,
             "attempt 2 of 4: next attempt in 3600s (Retry-After asks 86400s, bounded by "
-            "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY), past the schedule's last attempt (in 2m30s:",
+            "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY), past the schedule's last attempt (in 3m:",
         ),
         (  # past the retries: the requests were ignored anyway; the line says when the next attempt is
             {},
@@ -385,3 +386,41 @@ def test_the_reason_names_the_retry_after_while_the_requests_would_have_waited()
 def test_after_30_days_a_retry_after_is_no_longer_kept():
     entry = decide(busy(503, "120"), unreachable(40, since=NOW - 31 * DAY), NOW, config()).entry
     assert (entry.action, entry.retry_after, entry.expires_at - NOW) == (Action.ALLOW, None, DAY)
+
+
+def _attempts(answers: list[Response | FetchResult], late: float, settings: RobotsConfig) -> list[RobotsEntry]:
+    """An unreachable site's entries, attempt after attempt, each coming ``late`` seconds
+    after it was due (a download that times out, a crawl that needed the site later)."""
+    entries, now, previous = [], NOW, None
+    for result in answers:
+        previous = decide(result, previous, now, settings).entry
+        entries.append(previous)
+        now = previous.expires_at + late
+    return entries
+
+
+@pytest.mark.parametrize("late", [0, 0.25, 30])
+def test_the_schedules_end_moves_with_the_attempts_downloads_only(late):
+    # No Retry-After: however late each attempt comes, the requests wait for every retry.
+    settings = config()
+    entries = _attempts([busy(503)] * 4, late, settings)
+    assert [worth_waiting(entry, settings) for entry in entries] == [True, True, True, False]
+    # The end the first line promised (30 + 60 + 120 s) moves by the attempts' lateness alone.
+    assert [entry.schedule_end - NOW for entry in entries[:3]] == [210, 210 + late, 210 + 2 * late]
+
+
+def test_a_retry_after_on_the_first_attempt_does_not_move_the_schedules_end():
+    # 150 s asked (within the 210 s): the second attempt at 150 s, the third 60 s later
+    # (210 s: still on time), the fourth would come 120 s after that (330 s): not waited for.
+    settings = config()
+    entries = _attempts([busy(503, "150"), busy(503), busy(503)], 0, settings)
+    assert [entry.schedule_end - NOW for entry in entries] == [210, 210, 210]
+    assert [worth_waiting(entry, settings) for entry in entries] == [True, True, False]
+    answer = verdict(entries[2], Request("https://shop.example/"), settings)
+    assert (answer.allowed, answer.stat) == (False, "robotstxt/denied/retry_after")
+    assert answer.reason.endswith(
+        "after 3 attempt(s), and a Retry-After on an earlier attempt put the next attempt past the retry "
+        "schedule's last"
+    )
+    # The record keeps the end: a resumed crawl or another crawler of a fleet holds the same bound.
+    assert entry_from_record(record_of(entries[1]), None).schedule_end == entries[1].schedule_end

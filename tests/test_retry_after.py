@@ -245,3 +245,36 @@ def test_the_stored_entry_keeps_the_retry_after_and_an_old_record_lacks_it():
     restored = entry_from_record(old, None)
     assert restored.retry_after is None
     assert restored == _entry()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_retry_after_on_an_early_attempt_does_not_push_the_bound_of_the_later_ones(serve, caplog):
+    # The schedule: 0.5, 1 and 2 s, its last attempt 3.5 s after the first failure. The
+    # server asks 2 s after the first: the second attempt comes at 2 s, the third 1 s
+    # later (3 s), and the fourth would come 2 s after that (5 s), past the 3.5 s the
+    # first WARNING promised: the waiting requests are ignored at the third attempt, not
+    # held until the fourth (issue #30: they were held 18 s where 14 were promised).
+    busy = body("busy", status=503)
+    site = serve(sequence(body("busy", status=503, headers={"Retry-After": "2"}), busy, busy, busy, body(ROBOTS)))
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    urls = [f"{site.url}/a", f"{site.url}/b"]
+    crawler = await crawl(urls, spider_cls=RecordingSpider, ROBOTSTXT_UNREACHABLE_RETRY_DELAY=0.5)
+    first, second, third = robots_times(site)  # and no fourth
+    assert 2.0 <= second - first < 2.5 and 1.0 <= third - second < 1.5
+    expected = (
+        "Forbidden by robots.txt: robots.txt unreachable (HTTP 503) after 3 attempt(s), and a Retry-After on an "
+        "earlier attempt put the next attempt past the retry schedule's last"
+    )
+    assert crawler.spider.ignored == dict.fromkeys(urls, expected)
+    assert stat(crawler, "robotstxt/denied/retry_after") == 2
+    lines = [line.getMessage() for line in site_lines(caplog)]
+    assert len(lines) == 3, lines
+    # Every line names the same end, which the attempts' downloads alone may move.
+    until = [float(re.search(r"until about \S+ \(([\d.]+)s\)", line).group(1)) for line in lines[:2]]
+    assert until[0] == 3.5 and 1.2 <= until[1] <= 1.5, lines
+    assert re.search(
+        r"attempt 3 of 4: next attempt in 2s \(an earlier Retry-After moved the attempts later\), past the "
+        r"schedule's last attempt \(in 0\.\ds: ROBOTSTXT_UNREACHABLE_RETRY_DELAY, ROBOTSTXT_UNREACHABLE_RETRY_TIMES\): "
+        r"2 waiting request\(s\) ignored rather than held; the site is tried again then if a request needs it$",
+        lines[2],
+    ), lines[2]

@@ -45,6 +45,10 @@ class RobotsEntry:
     #: robots.txt request (serving.py); None when no response gave one, or in a record of
     #: a version that did not keep it
     content_type: str | None = None
+    #: when the retry schedule makes an unreachable site's last attempt (retry_after.py:
+    #: ``schedule_ends``), kept so that a Retry-After that lengthened one attempt does not
+    #: push the bound later; None out of an unreachable streak, or in an older record
+    schedule_end: float | None = None
     #: the UTF-8 body the rules come from (``action`` parse): what a storage keeps
     body: bytes | None = field(default=None, repr=False, compare=False)
     #: built from ``body`` by this crawler's ROBOTSTXT_PARSER, when it cannot answer
@@ -82,10 +86,11 @@ RECORD_FIELDS = (
     "unreachable_since",
     "retry_after",
     "content_type",
+    "schedule_end",
 )
 #: The fields of ``RECORD_FIELDS`` that records written by earlier versions lack: read
 #: as their default (always the last ones, in ``pack``'s list too).
-LATER_FIELDS = ("retry_after", "content_type")
+LATER_FIELDS = ("retry_after", "content_type", "schedule_end")
 _REQUIRED = RECORD_FIELDS[: -len(LATER_FIELDS)]
 
 
@@ -115,8 +120,10 @@ def entry_from_record(record: str | bytes, body: bytes | None) -> RobotsEntry:
 def _check_later_fields(entry: RobotsEntry) -> None:
     if entry.content_type is not None and not isinstance(entry.content_type, str):
         raise TypeError("content_type is not text")
-    if entry.retry_after is not None and not isinstance(entry.retry_after, (int, float)):
-        raise TypeError("retry_after is not a number")
+    for name in ("retry_after", "schedule_end"):
+        value = getattr(entry, name)
+        if value is not None and not isinstance(value, (int, float)):
+            raise TypeError(f"{name} is not a number")
 
 
 def _agents(value: Any) -> dict[str, str] | None:
