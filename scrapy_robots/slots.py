@@ -6,6 +6,7 @@ Scrapy is reworking its downloader (an open pull request would replace
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,6 +30,12 @@ _DOWNLOAD_SLOT = getattr(Downloader, "DOWNLOAD_SLOT", "download_slot")
 _slot_clock: Callable[[], float] | None = getattr(_downloader_module, "monotonic", None) or getattr(
     _downloader_module, "time", None
 )
+
+# Scrapy 2.13's Downloader._get_slot(request, spider); later ones deprecate the spider.
+_spider_parameter = (
+    inspect.signature(Downloader._get_slot).parameters.get("spider") if hasattr(Downloader, "_get_slot") else None
+)
+_GET_SLOT_NEEDS_SPIDER = _spider_parameter is not None and _spider_parameter.default is inspect.Parameter.empty
 
 
 def missing_slot_api(downloader: Any) -> list[str]:
@@ -244,7 +251,7 @@ class SlotPacer:
         downloader.per_slot_settings[key] = {**(self._original[key] or {}), "delay": floor}
         slot = downloader.slots.get(key)
         if slot is None:
-            _, slot = downloader._get_slot(request)
+            slot = self._new_slot(downloader, request)
         self._set_class(slot, floor)
         if slot.delay < floor:
             slot.delay = floor
@@ -273,8 +280,13 @@ class SlotPacer:
         downloader.per_slot_settings[key] = {**(self._original[key] or {}), "delay": floor, "jitter": 0}
         slot = downloader.slots.get(key)
         if slot is None:
-            _, slot = downloader._get_slot(request)
+            slot = self._new_slot(downloader, request)
         self._set_class(slot, floor, fleet=True)
+
+    def _new_slot(self, downloader: Any, request: Request) -> Any:
+        if _GET_SLOT_NEEDS_SPIDER:
+            return downloader._get_slot(request, self.crawler.spider)[1]
+        return downloader._get_slot(request)[1]
 
     def _set_class(self, slot: Any, floor: float, fleet: bool = False) -> None:
         cls = type(slot)
