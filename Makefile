@@ -8,7 +8,7 @@ REPPY := $(VENV)/.reppy
 REPPY_VERSION := 0.4.14
 SCRAPY_TESTS := $(VENV)/scrapy-tests
 
-.PHONY: install reppy scrapy-tests redis-server docs lint format test typecheck bench clean demo
+.PHONY: install reppy scrapy-tests redis-server docs lint format test compat typecheck bench clean demo
 
 install: $(INSTALLED)
 
@@ -70,6 +70,34 @@ format: $(INSTALLED)
 test: $(INSTALLED) $(REPPY) $(SCRAPY_TESTS) redis-server lint docs
 	$(PY) -m pytest -q
 
+# The Scrapy versions setup.cfg allows, beyond the newest that `make test` runs: the
+# oldest with the oldest dependencies tox.ini pins, and one in the middle. Each gets a
+# virtualenv of its own (.venv-compat-*, built once), the package installed from the
+# checkout as a user would (not editable, again at each run), and a named subset of
+# the suite: real crawls, the add-on, Crawl-delay, the command, the stop paths, the fleet.
+# Scrapy's stock middleware is left out (-k "not stock"): that is Scrapy under test, not us.
+COMPAT_OLDEST := 'scrapy==2.13.0' 'twisted<25' 'protego==0.7.0'
+COMPAT_MIDDLE := 'scrapy==2.16.*'
+COMPAT_TESTS := tests/test_compat.py tests/test_addon.py tests/test_crawl_delay.py tests/test_command.py \
+  tests/test_stopping.py tests/test_fleet.py tests/test_fleet_inprocess.py
+
+.venv-compat-%/.deps: setup.cfg setup.py
+	rm -rf $(@D) && $(PYTHON) -m venv $(@D)
+	$(@D)/bin/python -m pip --disable-pip-version-check -q install --upgrade pip setuptools wheel
+	$(@D)/bin/python -m pip --disable-pip-version-check -q install $(COMPAT_$(shell echo $* | tr a-z A-Z)) '.[test]'
+	rm -rf build scrapy_robots.egg-info
+	touch $@
+
+compat: .venv-compat-oldest/.deps .venv-compat-middle/.deps redis-server
+	@for v in oldest middle; do \
+	  rm -rf build scrapy_robots.egg-info; \
+	  .venv-compat-$$v/bin/python -m pip --disable-pip-version-check -q install --no-deps --force-reinstall . || exit 1; \
+	  rm -rf build scrapy_robots.egg-info; \
+	  (cd / && $(CURDIR)/.venv-compat-$$v/bin/python -c 'import scrapy, twisted, scrapy_robots; \
+	    print("== Scrapy", scrapy.__version__, "Twisted", twisted.__version__, "scrapy_robots from", scrapy_robots.__file__)'); \
+	  .venv-compat-$$v/bin/pytest -q -k "not stock" $(COMPAT_TESTS) || exit 1; \
+	done
+
 typecheck: $(INSTALLED)
 	$(PY) -m mypy scrapy_robots
 
@@ -79,7 +107,7 @@ bench: $(INSTALLED) $(REPPY) redis-server
 	$(PY) bench/fleet.py
 
 clean:
-	rm -rf $(VENV) docs/_build build *.egg-info
+	rm -rf $(VENV) .venv-compat-* docs/_build build *.egg-info
 
 # The main job: a real `scrapy crawl` of the example project against local demo sites.
 # DEMO_ARGS passes options to it, e.g. make demo DEMO_ARGS="-s ROBOTSTXT_USAGE=train-ai".

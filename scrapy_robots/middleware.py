@@ -25,7 +25,7 @@ from scrapy_robots.pacing import SitePacing
 from scrapy_robots.reader import RobotsReader
 from scrapy_robots.serving import ROBOTS_PATH, RobotsServer
 from scrapy_robots.sites import SiteBook
-from scrapy_robots.slots import SlotPacer, leave_redirecting_hosts_slot
+from scrapy_robots.slots import SlotPacer, leave_redirecting_hosts_slot, warn_at_start_if_slots_missing
 from scrapy_robots.verdict import ALLOWED, FORBIDDEN, OtherAgent, Verdict, verdict
 from scrapy_robots.waiting import CrawlClosing, RoomFull, WaitingRoom
 
@@ -59,6 +59,8 @@ class RobotsTxtMiddleware:
         self.storage: RobotsStorage = build_from_crawler(config.storage_class, crawler)
         self.room = WaitingRoom(crawler, config.max_waiting, config.requeue_on_close)
         self.pacing = self._pacing(crawler, self.storage, self.room)
+        if config.crawl_delay:
+            warn_at_start_if_slots_missing(crawler)
         fetcher = RobotsFetcher(crawler, config)
         self.sites = SiteBook(crawler, config, self.cache, self.storage, reader, fetcher, self.room, self.pacing)
         self.serving = RobotsServer(crawler, self.sites) if config.serve else None

@@ -6,12 +6,15 @@ Scrapy is reworking its downloader (an open pull request would replace
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import inspect
+import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from time import monotonic  # Scrapy's downloader clock
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from scrapy import signals
+from scrapy.core import downloader as _downloader_module
 from scrapy.core.downloader import Downloader
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
@@ -20,7 +23,64 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
-_DOWNLOAD_SLOT = Downloader.DOWNLOAD_SLOT  # "download_slot"
+logger = logging.getLogger(__name__)
+
+_DOWNLOAD_SLOT = getattr(Downloader, "DOWNLOAD_SLOT", "download_slot")
+# The clock of Slot.lastseen: time.monotonic in newer Scrapy (2.16 on), time.time in 2.13 and 2.14.
+_slot_clock: Callable[[], float] | None = getattr(_downloader_module, "monotonic", None) or getattr(
+    _downloader_module, "time", None
+)
+
+# Scrapy 2.13's Downloader._get_slot(request, spider); later ones deprecate the spider.
+_spider_parameter = (
+    inspect.signature(Downloader._get_slot).parameters.get("spider") if hasattr(Downloader, "_get_slot") else None
+)
+_GET_SLOT_NEEDS_SPIDER = _spider_parameter is not None and _spider_parameter.default is inspect.Parameter.empty
+
+
+def missing_slot_api(downloader: Any) -> list[str]:
+    """What this module needs of Scrapy's downloader and is not there.
+
+    Scrapy plans to replace download slots (scrapy/scrapy pull request 6931:
+    throttling scopes; ``Downloader.slots``, ``DOWNLOAD_SLOTS`` and the
+    ``download_slot`` meta key deprecated). Without them robots.txt's delay
+    cannot reach the downloader; the crawl must say so, not lose it unseen.
+    """
+    missing = [
+        f"Downloader.{name}"
+        for name in ("slots", "per_slot_settings", "get_slot_key", "_get_slot")
+        if not hasattr(downloader, name)
+    ]
+    slot_class = getattr(_downloader_module, "Slot", None)
+    if slot_class is None or not callable(getattr(slot_class, "download_delay", None)):
+        missing.append("Slot.download_delay")
+    if _slot_clock is None:
+        missing.append("the clock of Slot.lastseen (scrapy.core.downloader.monotonic or .time)")
+    return missing
+
+
+def warn_at_start_if_slots_missing(crawler: Crawler) -> None:
+    """At start-up, once the engine has its downloader: a WARNING naming what
+    :func:`missing_slot_api` finds missing (each site with a Crawl-delay then logs
+    its own error when its delay cannot be set)."""
+
+    def check() -> None:
+        missing = missing_slot_api(getattr(crawler.engine, "downloader", None))
+        if not missing:
+            return
+        from scrapy import __version__ as scrapy_version
+
+        crawler.stats.set_value("robotstxt/crawl_delay/unsupported", 1)
+        logger.warning(
+            "Crawl-delay and Request-rate cannot be applied in this crawl: Scrapy %(version)s's downloader has no "
+            "%(missing)s, through which scrapy_robots sets each site's download delay (scrapy_robots/slots.py). "
+            "Use a Scrapy version scrapy-robots supports (see its README), or set ROBOTSTXT_CRAWL_DELAY = False "
+            "to crawl without robots.txt's delays knowingly.",
+            {"version": scrapy_version, "missing": ", ".join(missing)},
+            extra={"spider": crawler.spider},
+        )
+
+    crawler.signals.connect(check, signal=signals.engine_started, weak=False)
 
 
 @contextmanager
@@ -191,7 +251,7 @@ class SlotPacer:
         downloader.per_slot_settings[key] = {**(self._original[key] or {}), "delay": floor}
         slot = downloader.slots.get(key)
         if slot is None:
-            _, slot = downloader._get_slot(request)
+            slot = self._new_slot(downloader, request)
         self._set_class(slot, floor)
         if slot.delay < floor:
             slot.delay = floor
@@ -207,7 +267,8 @@ class SlotPacer:
             return 0.0
         if slot.queue and not getattr(type(slot), "fleet", False):
             return None
-        return max(0.0, slot.lastseen + floor - monotonic())
+        assert _slot_clock is not None  # missing_slot_api() said so at start-up
+        return max(0.0, slot.lastseen + floor - _slot_clock())
 
     def apply_fleet_pacing(self, request: Request, floor: float) -> None:
         """The fleet paces this request's site (scrapy_robots.fleet): its local slot
@@ -219,8 +280,13 @@ class SlotPacer:
         downloader.per_slot_settings[key] = {**(self._original[key] or {}), "delay": floor, "jitter": 0}
         slot = downloader.slots.get(key)
         if slot is None:
-            _, slot = downloader._get_slot(request)
+            slot = self._new_slot(downloader, request)
         self._set_class(slot, floor, fleet=True)
+
+    def _new_slot(self, downloader: Any, request: Request) -> Any:
+        if _GET_SLOT_NEEDS_SPIDER:
+            return downloader._get_slot(request, self.crawler.spider)[1]
+        return downloader._get_slot(request)[1]
 
     def _set_class(self, slot: Any, floor: float, fleet: bool = False) -> None:
         cls = type(slot)

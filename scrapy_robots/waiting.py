@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
-from twisted.internet import reactor
 from twisted.internet.defer import CancelledError, Deferred
 from twisted.internet.task import LoopingCall, deferLater
 from twisted.python.failure import Failure
@@ -69,6 +68,10 @@ class RoomFull(Exception):
 
 
 def timer(seconds: float) -> Deferred[None]:
+    # Imported here: importing it at module level installs Twisted's default reactor
+    # when this module is loaded before Scrapy installs the asyncio one (Scrapy 2.13).
+    from twisted.internet import reactor
+
     return deferLater(reactor, max(seconds, 0.0), lambda: None)
 
 

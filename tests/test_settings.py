@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import pytest_twisted
+import scrapy
 from crawling import RecordingSpider, crawl, robots_middleware, stat
 from servers import body
 
@@ -250,6 +251,8 @@ def test_a_crawl_with_a_class_that_cannot_work_does_not_start(tmp_path, setting,
         text=True,
         timeout=60,
     )
-    assert out.returncode != 0
+    # Scrapy 2.13 and 2.14 exit with status 0 when the engine cannot be built (seen with
+    # 2.14.2; 2.16.0 exits with 1): the crawl does not start all the same.
+    assert out.returncode != 0 or scrapy.version_info < (2, 16)
     assert message in out.stderr, out.stderr[-2000:]
     assert "Spider opened" not in out.stderr
