@@ -21,6 +21,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.decoding import cut_at_maxsize
+from scrapy_robots.slots import DOWNLOAD_SLOT, SlotPacer, robots_txt_slot
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -67,6 +68,7 @@ class RobotsFetcher:
         self.crawler = crawler
         self.maxsize = config.maxsize
         self.timeout = config.timeout
+        self.slots = SlotPacer(crawler)
         # The size cap's receivers run on every download of the crawl while connected:
         # connected only while a robots.txt download is in flight (pages cost nothing).
         self._in_flight = 0
@@ -89,6 +91,9 @@ class RobotsFetcher:
                 "dont_retry": True,
                 "download_timeout": self.timeout,
                 "download_maxsize": self.maxsize * DECOMPRESSED_FACTOR,
+                # A slot of its own: a robots.txt that hangs holds no transfer place of
+                # the slot its site's pages share with other sites.
+                DOWNLOAD_SLOT: robots_txt_slot(site),
                 FETCH_META: True,
                 **copied,
             },
@@ -99,7 +104,11 @@ class RobotsFetcher:
         started = time.monotonic()
         self._listen(+1)
         try:
-            response = await self._download(request)
+            if via is None:
+                response = await self._download(request)
+            else:
+                with self.slots.robots_txt_download(request, via):
+                    response = await self._download(request)
         except Exception as exc:
             return FetchResult(requested_url=request.url, url=request.url, error=exc, started=started, site=site)
         finally:

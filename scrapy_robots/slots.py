@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_DOWNLOAD_SLOT = getattr(Downloader, "DOWNLOAD_SLOT", "download_slot")
+DOWNLOAD_SLOT = getattr(Downloader, "DOWNLOAD_SLOT", "download_slot")
 # The clock of Slot.lastseen: time.monotonic in newer Scrapy (2.16 on), time.time in 2.13 and 2.14.
 _slot_clock: Callable[[], float] | None = getattr(_downloader_module, "monotonic", None) or getattr(
     _downloader_module, "time", None
@@ -135,15 +135,35 @@ def leave_redirecting_hosts_slot(request: Request) -> None:
     Scrapy's downloader writes the slot key in ``meta["download_slot"]`` and its
     redirect middleware copies the meta: the hop would be paced by the host it comes
     from, not the one it goes to, and reach a host that asks a Crawl-delay at any time.
-    A slot the request was given (one that is not the previous hop's host) is kept.
+    A slot the request was given (one that is not the previous hop's host) is kept. So is
+    a robots.txt download's own slot (:func:`robots_txt_slot`) while the hop stays on the
+    previous hop's host; a hop to another host goes out in that host's slot, at its pace.
     """
     meta = request.meta
-    slot = meta.get(_DOWNLOAD_SLOT)
+    slot = meta.get(DOWNLOAD_SLOT)
     if slot is None:
         return
     previous = urlparse(meta["redirect_urls"][-1]).hostname
-    if slot == previous and urlparse_cached(request).hostname != slot:
-        del meta[_DOWNLOAD_SLOT]
+    if isinstance(slot, str) and slot.startswith(_ROBOTS_TXT_SLOT):
+        if urlparse_cached(request).hostname != previous:
+            del meta[DOWNLOAD_SLOT]
+    elif slot == previous and urlparse_cached(request).hostname != slot:
+        del meta[DOWNLOAD_SLOT]
+
+
+_ROBOTS_TXT_SLOT = "robots.txt "
+
+
+def robots_txt_slot(site: str) -> str:
+    """The downloader slot of ``site``'s robots.txt download: its own, one per site.
+
+    In the slot of the site's pages (Scrapy's: per host name, or the request's
+    ``download_slot``) a robots.txt that hangs would hold one of its transfer places for
+    ``ROBOTSTXT_TIMEOUT``, and every site sharing the slot (ports of one host, a user's
+    ``download_slot``) would wait behind it; at ``CONCURRENT_REQUESTS_PER_DOMAIN = 1``,
+    all of them. :meth:`SlotPacer.robots_txt_download` keeps the pages' pace counting from it.
+    """
+    return f"{_ROBOTS_TXT_SLOT}{site}"
 
 
 def slot_delay(user_delay: float, crawl_delay: float | None) -> float:
@@ -214,6 +234,7 @@ class SlotPacer:
         #: sites whose delay floors a slot (the middleware's fast path asks)
         self.paced_sites: set[str] = set()
         self._classes: dict[tuple[type, float, bool], type] = {}
+        self._unsupported: bool | None = None  #: missing_slot_api(), once asked
 
     def user_delay(self, request: Request) -> float:
         """The delay the user configured for this request's slot (DOWNLOAD_SLOTS, else DOWNLOAD_DELAY)."""
@@ -255,6 +276,38 @@ class SlotPacer:
         self._set_class(slot, floor)
         if slot.delay < floor:
             slot.delay = floor
+
+    @contextmanager
+    def robots_txt_download(self, robots: Request, request: Request) -> Iterator[None]:
+        """While ``robots``, the robots.txt download that ``request`` needs, is in flight
+        (in a slot of its own, :func:`robots_txt_slot`), ``request``'s slot sees it as
+        its own: its delay counts from the download's start, so that the site's first page
+        comes one delay after it, and it counts among the slot's active requests (not its
+        transfers), so that Scrapy's downloader-aware queue still sees the site busy and
+        hands out other sites' requests first, and its slot is not collected meanwhile.
+        What a site and the scheduler see is what they saw when robots.txt went out in
+        the slot; what the slot's other sites no longer see is a robots.txt that hangs
+        holding one of its transfer places."""
+        downloader = self._downloader()
+        if self._unsupported is None:
+            self._unsupported = bool(missing_slot_api(downloader))
+        if self._unsupported:  # said at start-up (warn_at_start_if_slots_missing)
+            yield
+            return
+        assert _slot_clock is not None
+        slot = downloader.slots.get(downloader.get_slot_key(request))
+        if slot is None:
+            slot = self._new_slot(downloader, request)
+        slot.lastseen = max(slot.lastseen, _slot_clock())
+        active = getattr(slot, "active", None)
+        if not isinstance(active, set):
+            yield
+            return
+        active.add(robots)
+        try:
+            yield
+        finally:
+            active.discard(robots)
 
     def fleet_handover(self, request: Request, floor: float) -> float | None:
         """Before the fleet paces this request's site: the seconds its local slot still

@@ -11,7 +11,7 @@ import pytest_twisted
 from crawling import RecordingSpider, crawl, robots_middleware, stat
 from scrapy import Request
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as StockRobotsTxtMiddleware
-from servers import body, drip, gzip_bomb, hang, redirect
+from servers import SiteServer, body, drip, gzip_bomb, hang, redirect
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
 STOCK = {"scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 100}
@@ -190,6 +190,46 @@ async def test_slow_site_does_not_stall_a_healthy_one(serve):
     assert len(healthy.page_hits()) == 30
     assert healthy_done - start < 3
     assert len(crawler.spider.ignored) == 20
+
+
+@pytest.fixture
+def one_host():
+    """``one_host(robots_handler) -> SiteServer``: sites on ports of 127.0.0.1 alone, so
+    that they share one downloader slot (Scrapy's slots are per host name)."""
+    started: list[SiteServer] = []
+
+    def start(robots):
+        site = SiteServer(host="127.0.0.1", robots=robots, routes={}).start()
+        started.append(site)
+        return site
+
+    yield start
+    for site in started:
+        site.stop()
+
+
+@pytest.mark.parametrize("settings", [{"CONCURRENT_REQUESTS_PER_DOMAIN": 1}, {"DOWNLOAD_DELAY": 0.5}])
+@pytest_twisted.ensureDeferred
+async def test_a_hanging_robots_txt_does_not_stall_the_sites_that_share_its_slot(one_host, settings):
+    # Two sites on ports of one host share the downloader slot "127.0.0.1". The first
+    # one's robots.txt hangs: it must not hold the slot's transfer place (or, paced, its
+    # turn) while the other site's robots.txt and pages wait behind it (issue #30).
+    slow = one_host(hang())
+    healthy = one_host(body(ROBOTS))
+    urls = [f"{slow.url}/s{i}" for i in range(3)] + [f"{healthy.url}/h{i}" for i in range(4)]
+    start = time.monotonic()
+    crawler = await crawl(urls, ROBOTSTXT_TIMEOUT=5, ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0, **settings)
+    healthy_pages = healthy.page_hits()
+    assert len(healthy_pages) == 4
+    assert max(hit.at for hit in healthy_pages) - start < 4, [hit.at - start for hit in healthy_pages]
+    assert len(crawler.spider.ignored) == 3
+    # The slot's pace holds between the healthy site's robots.txt and its first page,
+    # and between its pages, as when the robots.txt download went through the slot.
+    delay = settings.get("DOWNLOAD_DELAY", 0)
+    robots_at = next(hit.at for hit in healthy.hits if hit.path == "/robots.txt")
+    starts = [robots_at] + sorted(hit.at for hit in healthy_pages)
+    gaps = [later - earlier for earlier, later in zip(starts, starts[1:])]
+    assert min(gaps) >= delay * 0.5 - 0.01, gaps  # RANDOMIZE_DOWNLOAD_DELAY: 0.5 to 1.5 times
 
 
 class ProxySpider(RecordingSpider):
