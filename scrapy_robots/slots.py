@@ -288,17 +288,7 @@ class SlotPacer:
         What a site and the scheduler see is what they saw when robots.txt went out in
         the slot; what the slot's other sites no longer see is a robots.txt that hangs
         holding one of its transfer places."""
-        downloader = self._downloader()
-        if self._unsupported is None:
-            self._unsupported = bool(missing_slot_api(downloader))
-        if self._unsupported:  # said at start-up (warn_at_start_if_slots_missing)
-            yield
-            return
-        assert _slot_clock is not None
-        slot = downloader.slots.get(downloader.get_slot_key(request))
-        if slot is None:
-            slot = self._new_slot(downloader, request)
-        slot.lastseen = max(slot.lastseen, _slot_clock())
+        slot = self._started_in(request)
         active = getattr(slot, "active", None)
         if not isinstance(active, set):
             yield
@@ -308,6 +298,23 @@ class SlotPacer:
             yield
         finally:
             active.discard(robots)
+
+    def _started_in(self, request: Request) -> Any:
+        """``request``'s slot, its ``lastseen`` set to now; None when Scrapy's downloader
+        has no such slots (said at start-up) or is not a real one (a test's mock)."""
+        downloader = self._downloader()
+        if self._unsupported is None:
+            self._unsupported = bool(missing_slot_api(downloader)) or not isinstance(
+                getattr(downloader, "slots", None), dict
+            )
+        if self._unsupported:  # warn_at_start_if_slots_missing said so
+            return None
+        assert _slot_clock is not None
+        slot = downloader.slots.get(downloader.get_slot_key(request))
+        if slot is None:
+            slot = self._new_slot(downloader, request)
+        slot.lastseen = max(slot.lastseen, _slot_clock())
+        return slot
 
     def fleet_handover(self, request: Request, floor: float) -> float | None:
         """Before the fleet paces this request's site: the seconds its local slot still
