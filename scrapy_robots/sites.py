@@ -250,7 +250,7 @@ class SiteBook:
         if entry.action is Action.PARSE and entry.parser is None and entry.rules is None:  # not a stale copy
             parser = self.reader.read(entry)
             if parser is not None:
-                await self._parsed(parser, request)
+                await send_robots_parsed(self.crawler, parser, request)
                 self._count_delay(entry)
         self.stats.inc_value(f"robotstxt/policy/{entry.action.value}")
         level, message = describe(decision, result, self.room.waiting_for(site), self.config)
@@ -259,16 +259,6 @@ class SiteBook:
         if shared is not None:
             await shared
         return entry
-
-    async def _parsed(self, parser: RobotParser, request: Request) -> None:
-        robots_parsed = getattr(signals, "robots_parsed", None)  # Scrapy 2.18+
-        if robots_parsed is not None:
-            await self.crawler.signals.send_catch_log_async(
-                # As Scrapy's middleware: the parser, and the request that needed it.
-                signal=robots_parsed,
-                robotparser=getattr(parser, "wrapped", parser),
-                request=request,
-            )
 
     def denied_for_usage(self, site: str, preference: Preference) -> None:
         """A request of ``site`` was denied by its usage preference (ROBOTSTXT_USAGE): one
@@ -303,3 +293,13 @@ class SiteBook:
                 },
                 extra={"spider": self.crawler.spider},
             )
+
+
+async def send_robots_parsed(crawler: Crawler, parser: RobotParser, request: Request) -> None:
+    """Scrapy's ``robots_parsed`` signal (2.18+), as its middleware sends it: the parser,
+    and the request that needed it."""
+    robots_parsed = getattr(signals, "robots_parsed", None)
+    if robots_parsed is not None:
+        await crawler.signals.send_catch_log_async(
+            signal=robots_parsed, robotparser=getattr(parser, "wrapped", parser), request=request
+        )
