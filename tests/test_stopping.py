@@ -122,6 +122,20 @@ async def test_ctrl_c_while_requests_wait_stops_at_once_and_says_why(serve, tmp_
     assert not page_fetches(slow + down)
 
 
+async def resume_healthy(urls, tmp_path, settings, sites, waited) -> dict:
+    """The sites that ``waited`` come back; the same command resumes the job: every
+    allowed page of ``sites`` fetched, each exactly once across all the runs, no disallowed one."""
+    for site in waited:
+        site.robots = body(ROBOTS)
+    last = await ended(run_spider(urls, tmp_path, **settings), timeout=60)
+    assert last["exit"] == 0 and last["reason"] == "finished", last["log"][-3000:]
+    fetched = page_fetches(sites)
+    assert set(fetched) == allowed_urls(sites)
+    assert max(fetched.values()) == 1
+    assert "ERROR" not in last["log"], last["log"][-3000:]
+    return last
+
+
 @pytest_twisted.ensureDeferred
 async def test_ctrl_c_with_jobdir_then_resume_fetches_every_allowed_page_once(serve, tmp_path):
     healthy, slow, down = start_mixed_sites(serve)
@@ -137,14 +151,7 @@ async def test_ctrl_c_with_jobdir_then_resume_fetches_every_allowed_page_once(se
     assert not page_fetches(slow + down)
 
     # The sites come back; the same command resumes the job.
-    for site in slow + down:
-        site.robots = body(ROBOTS)
-    second = await ended(run_spider(urls, tmp_path, **settings), timeout=60)
-    assert second["exit"] == 0 and second["reason"] == "finished", second["log"][-3000:]
-    fetched = page_fetches(sites)
-    assert set(fetched) == allowed_urls(sites)  # every allowed page, no disallowed one
-    assert max(fetched.values()) == 1  # each exactly once across both runs
-    assert "ERROR" not in second["log"], second["log"][-3000:]
+    await resume_healthy(urls, tmp_path, settings, sites, slow + down)
 
 
 @pytest_twisted.ensureDeferred
@@ -180,15 +187,8 @@ async def test_three_ctrl_c_pauses_with_sites_still_failing_then_a_resume_fetche
         assert not page_fetches(slow + down)
         assert "ERROR" not in run["log"], run["log"][-3000:]
 
-    for site in slow + down:
-        site.robots = body(ROBOTS)
-    last = await ended(run_spider(urls, tmp_path, **settings), timeout=60)
-    assert last["exit"] == 0 and last["reason"] == "finished", last["log"][-3000:]
-    fetched = page_fetches(sites)
-    assert set(fetched) == allowed_urls(sites)  # every allowed page, no disallowed one
-    assert max(fetched.values()) == 1  # each exactly once across the four runs
+    last = await resume_healthy(urls, tmp_path, settings, sites, slow + down)
     assert set(last["downloaded"]) == allowed_urls(slow + down)
-    assert "ERROR" not in last["log"], last["log"][-3000:]
 
 
 @pytest_twisted.ensureDeferred
