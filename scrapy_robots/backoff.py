@@ -24,17 +24,28 @@ in, the random draw too; :mod:`scrapy_robots.slots` applies the result to the sl
 
 from __future__ import annotations
 
+import logging
 import random
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
 
 from scrapy_robots._settings import number, read_bool
+from scrapy_robots.fetch import FETCH_META, site_of
 from scrapy_robots.retry_after import parse_retry_after
 
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request, Response
     from scrapy.settings import BaseSettings
+
+    from scrapy_robots.slots import SlotPacer
+
+logger = logging.getLogger(__name__)
 
 #: Statuses that pause a site with or without Retry-After; any other listed status
 #: pauses only when it carries one.
@@ -173,3 +184,89 @@ class Backoff:
     def _trim(self) -> None:
         while len(self._slots) > MAX_SLOTS:
             self._slots.popitem(last=False)
+
+
+class PageBackoff:
+    """Hears every answer as it leaves the downloader (Scrapy's ``response_downloaded``
+    signal, before any middleware: RetryMiddleware retries a 429 at once, and its retry
+    then waits in the slot for the pause) and tells the slot (``SlotPacer.slow_down``).
+    One INFO line when a site is paused and one when its first answer after the pause
+    comes back; the requests themselves are not logged."""
+
+    def __init__(self, crawler: Crawler, slots: SlotPacer, config: BackoffConfig):
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.slots = slots
+        self.rules = Backoff(config)
+        self._paused: dict[str, float] = {}  #: slot key -> when its pause began (for the resume line)
+        crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
+
+    def _downloaded(self, response: Response, request: Request, **kwargs: Any) -> None:
+        if request.meta.get(FETCH_META):
+            return  # robots.txt has its own Retry-After handling (retry_after.py)
+        key = request.meta.get("download_slot")
+        if key is None:
+            return
+        now = self.slots.now()
+        sent = now - float(request.meta.get("download_latency") or 0.0)
+        base = self.slots.configured_delay(request)
+        retry_after = response.headers.get(b"Retry-After")
+        if self.rules.throttles(response.status, retry_after):
+            self._throttled(request, response, key, base, retry_after, sent, now)
+        elif self.rules.floor(key) is not None:
+            floor = self.rules.answered(key, base, sent)
+            self.slots.slow_down(request, floor)
+            began = self._paused.pop(key, None) if sent >= self.rules.paused_until(key) else None
+            if began is not None:
+                logger.info(
+                    "%(site)s answers again after its pause (%(paused).1fs since the first slow down): its delay "
+                    "is %(floor)s, back to %(base)gs in equal steps (ROBOTSTXT_BACKOFF_RECOVERY)",
+                    {
+                        "site": site_of(request),
+                        "paused": now - began,
+                        "floor": f"{floor:g}s" if floor is not None else "back",
+                        "base": base,
+                    },
+                    extra={"spider": self.crawler.spider},
+                )
+
+    def _throttled(
+        self,
+        request: Request,
+        response: Response,
+        key: str,
+        base: float,
+        retry_after: bytes | None,
+        sent: float,
+        now: float,
+    ) -> None:
+        pause = self.rules.throttled(key, base, retry_after, sent, now, time.time())
+        self.slots.slow_down(request, pause.floor, pause.until - now)
+        self.stats.inc_value("robotstxt/backoff/throttled")
+        self.stats.inc_value(f"robotstxt/backoff/throttled/{response.status}")
+        if not pause.first:
+            return
+        self._paused.setdefault(key, now)
+        self.stats.inc_value("robotstxt/backoff/paused")
+        self.stats.max_value("robotstxt/backoff/max_pause", round(pause.seconds, 3))
+        if pause.asked is not None:
+            self.stats.inc_value("robotstxt/backoff/retry_after")
+        if pause.asked is None:
+            source = "no Retry-After: ROBOTSTXT_BACKOFF_PAUSE, doubled per consecutive slow down"
+        elif pause.asked > pause.seconds:
+            source = f"Retry-After asks {pause.asked:g}s, bounded by ROBOTSTXT_BACKOFF_MAX_PAUSE"
+        else:
+            source = "Retry-After"
+        logger.info(
+            "%(site)s says slow down (HTTP %(status)d): its requests paused %(seconds).1fs (%(source)s), "
+            "then at a delay of %(floor)gs (was %(base)gs)",
+            {
+                "site": site_of(request),
+                "status": response.status,
+                "seconds": pause.seconds,
+                "source": source,
+                "floor": pause.floor,
+                "base": base,
+            },
+            extra={"spider": self.crawler.spider},
+        )

@@ -166,6 +166,10 @@ def robots_txt_slot(site: str) -> str:
     return f"{_ROBOTS_TXT_SLOT}{site}"
 
 
+#: The "site" of a slot's floor raised by a "slow down" answer, among its sites' delays.
+SLOWED_DOWN = "(slowed down)"
+
+
 def slot_delay(user_delay: float, crawl_delay: float | None) -> float:
     """The delay a site's slot keeps: robots.txt's delay is a floor under the user's
     (DOWNLOAD_DELAY, DOWNLOAD_SLOTS), which it may lengthen, never shorten."""
@@ -243,6 +247,31 @@ class SlotPacer:
         settings = self._original[key] if key in self._original else downloader.per_slot_settings.get(key)
         return float((settings or {}).get("delay", self.crawler.settings.getfloat("DOWNLOAD_DELAY")))
 
+    def configured_delay(self, request: Request) -> float:
+        """The delay of ``request``'s slot before any "slow down" (scrapy_robots.backoff):
+        the user's, under the Crawl-delay of its sites."""
+        delays = self._delays.get(self._downloader().get_slot_key(request), {})
+        asked = [delay for site, delay in delays.items() if site != SLOWED_DOWN]
+        return slot_delay(self.user_delay(request), max(asked) if asked else None)
+
+    def slow_down(self, request: Request, floor: float | None, pause: float = 0.0) -> None:
+        """``request``'s slot was told to slow down (scrapy_robots.backoff): its delay
+        floored at ``floor`` (None: back to its configured pace), and no request of it
+        starts within ``pause`` seconds from now."""
+        self.apply_crawl_delay(request, SLOWED_DOWN, floor)
+        slot = self._live_slot(request) if pause > 0 else None
+        if slot is None:
+            return
+        assert _slot_clock is not None
+        # Scrapy waits ``download_delay() - now + lastseen`` before the slot's next
+        # start, and the floored delay is at least ``floor``: at least ``pause``.
+        slot.lastseen = max(slot.lastseen, _slot_clock() + pause - (floor or 0.0))
+
+    def now(self) -> float:
+        """The clock of the slots' ``lastseen``."""
+        assert _slot_clock is not None
+        return _slot_clock()
+
     def apply_crawl_delay(self, request: Request, site: str, delay: float | None) -> None:
         """Make ``site``'s ``delay`` a floor of the slot that will download ``request``;
         ``None`` withdraws the site's floor (its new robots.txt dropped its Crawl-delay).
@@ -302,6 +331,14 @@ class SlotPacer:
     def _started_in(self, request: Request) -> Any:
         """``request``'s slot, its ``lastseen`` set to now; None when Scrapy's downloader
         has no such slots (said at start-up) or is not a real one (a test's mock)."""
+        slot = self._live_slot(request)
+        if slot is not None:
+            assert _slot_clock is not None
+            slot.lastseen = max(slot.lastseen, _slot_clock())
+        return slot
+
+    def _live_slot(self, request: Request) -> Any:
+        """``request``'s slot, made if need be; None without Scrapy's slots (see ``_started_in``)."""
         downloader = self._downloader()
         if self._unsupported is None:
             self._unsupported = bool(missing_slot_api(downloader)) or not isinstance(
@@ -309,12 +346,8 @@ class SlotPacer:
             )
         if self._unsupported:  # warn_at_start_if_slots_missing said so
             return None
-        assert _slot_clock is not None
         slot = downloader.slots.get(downloader.get_slot_key(request))
-        if slot is None:
-            slot = self._new_slot(downloader, request)
-        slot.lastseen = max(slot.lastseen, _slot_clock())
-        return slot
+        return slot if slot is not None else self._new_slot(downloader, request)
 
     def fleet_handover(self, request: Request, floor: float) -> float | None:
         """Before the fleet paces this request's site: the seconds its local slot still

@@ -110,6 +110,8 @@ class SiteServer:
     host: str
     robots: Handler
     routes: dict[str, Handler] = field(default_factory=dict)
+    #: every other path (an HTML page by default)
+    pages: Handler | None = None
     hits: list[Hit] = field(default_factory=list)
     port: int = 0
     _listener: Any = None
@@ -131,7 +133,7 @@ class SiteServer:
     def render(self, request: Request) -> Any:
         path = request.path.decode()
         self.hits.append(Hit(time.monotonic(), path))
-        handler = self.robots if path == "/robots.txt" else self.routes.get(path, page)
+        handler = self.robots if path == "/robots.txt" else self.routes.get(path, self.pages or page)
         result = handler(request)
         if result is NOT_DONE_YET:
             self._pending.append(request)
@@ -202,3 +204,48 @@ def sequence(*handlers: Handler) -> Handler:
         return handler(request)
 
     return handle
+
+
+class RateLimited:
+    """Pages of a site that says "slow down": more than ``limit`` requests within
+    ``window`` seconds, or any request while a pause it asked is running, gets ``status``
+    with ``Retry-After`` (``retry_after(now)``: its value, None for no header) and starts
+    (or keeps) a pause of ``pause`` seconds. Records every request with whether it came
+    inside a pause the site had asked for (``inside``)."""
+
+    def __init__(
+        self,
+        limit: int,
+        pause: float,
+        status: int = 429,
+        retry_after: Callable[[float], str | None] | None = None,
+        window: float = 1.0,
+    ):
+        self.limit, self.pause, self.status, self.window = limit, pause, status, window
+        self.retry_after = retry_after if retry_after is not None else (lambda now: f"{pause:g}")
+        self.recent: list[float] = []
+        self.paused_until = 0.0
+        self.inside: list[float] = []  #: arrival times of requests inside an asked pause
+        self.throttled = 0
+        self.served: list[str] = []
+
+    def __call__(self, request: Request) -> Any:
+        now = time.monotonic()
+        if now < self.paused_until:
+            self.inside.append(now)
+            return self._throttle(request, now, extend=False)
+        self.recent = [at for at in self.recent if at > now - self.window] + [now]
+        if len(self.recent) > self.limit:
+            return self._throttle(request, now, extend=True)
+        self.served.append(request.path.decode())
+        return page(request)
+
+    def _throttle(self, request: Request, now: float, extend: bool) -> bytes:
+        self.throttled += 1
+        if extend:
+            self.paused_until = now + self.pause
+        request.setResponseCode(self.status)
+        value = self.retry_after(now)
+        if value is not None:
+            request.setHeader(b"Retry-After", value.encode())
+        return b"slow down"
