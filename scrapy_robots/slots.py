@@ -309,6 +309,42 @@ class SlotPacer:
         finally:
             active.discard(robots)
 
+    def fleet_floor(self, request: Request, site: str, delay: float) -> tuple[str, float]:
+        """The fleet paces ``request``'s slot: record ``site``'s ``delay`` among the slot's
+        sites and return the slot's key (Scrapy's: the host name, or ``download_slot``) and
+        its floor, the largest delay of its sites and the user's, as the local pace keeps."""
+        downloader = self._downloader()
+        key = downloader.get_slot_key(request)
+        delays = self._delays.setdefault(key, {})
+        delays[site] = delay
+        self.paced_sites.add(site)
+        return key, slot_delay(self.user_delay(request), max(delays.values()))
+
+    def site_slot_key(self, site: str) -> str:
+        """The slot key of ``site``'s pages (unless a request names its own ``download_slot``)."""
+        from scrapy import Request
+
+        return self._downloader().get_slot_key(Request(f"{site}/"))
+
+    @contextmanager
+    def holding_slot(self, request: Request) -> Iterator[None]:
+        """While ``request`` waits for its turn before the downloader, its slot counts it
+        among its active requests, as Scrapy counts a request queued in a slot for its
+        delay: the downloader-aware queue sees the slot busy, and the slot is not collected."""
+        downloader = self._downloader()
+        slot = downloader.slots.get(downloader.get_slot_key(request))
+        if slot is None:
+            slot = self._new_slot(downloader, request)
+        active = getattr(slot, "active", None)
+        if not isinstance(active, set):
+            yield
+            return
+        active.add(request)
+        try:
+            yield
+        finally:
+            active.discard(request)
+
     def fleet_handover(self, request: Request, floor: float) -> float | None:
         """Before the fleet paces this request's site: the seconds its local slot still
         needs after its last start (the fleet's reservation must not come sooner), or
