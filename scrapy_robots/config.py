@@ -45,6 +45,7 @@ class FleetConfig:
     redis_url: str
     prefix: str
     timeout: float
+    connections: int
     lock_ttl: float
     lock_wait: float
     pacing: bool
@@ -62,6 +63,7 @@ class FleetConfig:
             prefix=settings.get("ROBOTSTXT_REDIS_KEY_PREFIX")
             or f"scrapy_robots:{settings.get('BOT_NAME') or 'scrapybot'}",
             timeout=number(settings, "ROBOTSTXT_REDIS_TIMEOUT", 0.5, float, minimum=0.01),
+            connections=number(settings, "ROBOTSTXT_REDIS_CONNECTIONS", 50, int, minimum=1),
             lock_ttl=lock_ttl,
             lock_wait=number(settings, "ROBOTSTXT_FLEET_LOCK_WAIT", lock_ttl, float, minimum=0),
             pacing=read_bool(settings, "ROBOTSTXT_FLEET_PACING", True),

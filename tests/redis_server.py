@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -68,6 +69,25 @@ class RedisServer:
             self.process.terminate()
             self.process.wait(10)
             self.process = None
+
+    def kill(self) -> None:
+        """SIGKILL: the server dies at once, its clients' connections reset; what it
+        held is gone (it saves nothing). ``start()`` brings it back, empty, on the same port."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(10)
+            self.process = None
+
+    def pause(self) -> None:
+        """SIGSTOP: a hung server. Connections stay open and connects are accepted by
+        the kernel, but nothing is answered: clients see timeouts."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT after :meth:`pause`: the server answers what it was sent meanwhile."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
 
     def flush(self) -> None:
         with socket.create_connection(("127.0.0.1", self.port), timeout=2) as sock:

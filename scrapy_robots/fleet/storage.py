@@ -83,7 +83,7 @@ class RedisRobotsStorage(RobotsStorage):
             )
         settings = crawler.settings
         fleet = FleetConfig.from_settings(settings, fetch_timeout(settings))
-        link = RedisLink(fleet.redis_url, fleet.timeout, stats=crawler.stats)
+        link = RedisLink(fleet.redis_url, fleet.timeout, stats=crawler.stats, connections=fleet.connections)
         return cls(
             link,
             fleet.prefix,
