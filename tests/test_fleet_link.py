@@ -283,4 +283,6 @@ async def test_the_fleet_pace_is_back_within_two_seconds_of_redis_answering(serv
         under = sum(1 for gap in gaps if gap < 0.95 * delay)
         seen[name] = {"under": under, "gaps": len(gaps), "min": min(gaps, default=None)}
     assert all(window["under"] == 0 for window in seen.values()), seen
-    assert all(window["gaps"] >= 30 for window in seen.values()), seen
+    # Enough requests to judge: after the restart (the pace state gone with it), the
+    # fleet comes back at its own turns (docs/fleet.rst, "While Redis is away"), fewer.
+    assert all(window["gaps"] >= 15 for window in seen.values()), seen

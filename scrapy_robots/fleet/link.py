@@ -110,7 +110,7 @@ class RedisLink:
         self._inc("redis_unreachable")
         logger.warning(
             "Redis at %(url)s is unreachable (%(error)s): this crawler uses its local robots.txt "
-            "cache and local pacing until it returns",
+            "cache, and paces as ROBOTSTXT_FLEET_OUTAGE says, until it returns",
             {"url": self.url, "error": _describe(exc)},
         )
         # Whatever comes after this outage uses new connections.

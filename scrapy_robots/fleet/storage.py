@@ -369,7 +369,9 @@ class FleetPacer:
             return None
         self.count("outage_paced")
         if self.turns is None or self.away_since is None:
-            return not_before  # "alone", or no other crawler seen: the local pace
+            # "alone", or no other crawler seen: the local pace, with the fleet's margin
+            # (its starts reach the server as late as the reservations' do).
+            return not_before + self.margin
         interval = delay + self.margin
         now = self.clock()
         earliest = max(now + not_before, self.away_since + self.turns.crawlers * interval)
