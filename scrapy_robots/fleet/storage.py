@@ -171,9 +171,9 @@ class RedisRobotsStorage(RobotsStorage):
         except FleetUnavailable:
             self._inc("fallback")
 
-    def _fields(self, entry: RobotsEntry) -> tuple[dict[str, Any], int]:
+    def _fields(self, entry: RobotsEntry) -> tuple[dict[Any, Any], int]:
         """The record's hash fields, and the key's TTL in ms."""
-        mapping: dict[str, Any] = {"meta": record_of(entry)}
+        mapping: dict[Any, Any] = {"meta": record_of(entry)}
         if entry.body is not None:
             mapping["body"] = entry.body
         return mapping, int(max(entry.expires_at - time.time(), 0) + KEEP_AFTER_EXPIRY) * 1000

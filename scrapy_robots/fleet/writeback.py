@@ -58,7 +58,7 @@ return 1
 """
 
 #: A record as the storage writes it: the hash's fields and the key's TTL in ms.
-Fields = Callable[["RobotsEntry"], tuple[dict[str, Any], int]]
+Fields = Callable[["RobotsEntry"], tuple[dict[Any, Any], int]]
 
 
 class RecordsWriteBack:
