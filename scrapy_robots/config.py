@@ -55,9 +55,14 @@ class FleetConfig:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, fetch_timeout: float) -> FleetConfig:
-        # A fetch may follow redirects, each bounded by the fetch timeout; the lock
-        # must outlive an honest fetch, and expire soon after a crawler dies.
-        lock_ttl = number(settings, "ROBOTSTXT_FLEET_LOCK_TTL", 2 * fetch_timeout + 10, float, minimum=1)
+        # The holder renews its lock every third of the TTL while its fetch runs: a dead
+        # crawler's lock expires within the TTL, a live one keeps it.
+        lock_ttl = number(settings, "ROBOTSTXT_FLEET_LOCK_TTL", 10.0, float, minimum=1)
+        # The hard bound on one holder: a fetch may follow redirects, each bounded by the
+        # fetch timeout; past this, a live holder is taken over too.
+        lock_wait = number(
+            settings, "ROBOTSTXT_FLEET_LOCK_WAIT", max(2 * fetch_timeout + 10, lock_ttl), float, minimum=0
+        )
         return cls(
             redis_url=_redis_url(settings),
             prefix=settings.get("ROBOTSTXT_REDIS_KEY_PREFIX")
@@ -65,7 +70,7 @@ class FleetConfig:
             timeout=number(settings, "ROBOTSTXT_REDIS_TIMEOUT", 0.5, float, minimum=0.01),
             connections=number(settings, "ROBOTSTXT_REDIS_CONNECTIONS", 50, int, minimum=1),
             lock_ttl=lock_ttl,
-            lock_wait=number(settings, "ROBOTSTXT_FLEET_LOCK_WAIT", lock_ttl, float, minimum=0),
+            lock_wait=lock_wait,
             pacing=read_bool(settings, "ROBOTSTXT_FLEET_PACING", True),
             pacing_margin=number(settings, "ROBOTSTXT_FLEET_PACING_MARGIN", 0.05, float, minimum=0),
             outage=choice(settings, "ROBOTSTXT_FLEET_OUTAGE", ("spread", "hold", "alone")),

@@ -11,20 +11,21 @@ front of Redis. While Redis is unreachable, the storage is that local tier alone
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry, RobotsStorage
-from scrapy_robots.cache.entry import entry_from_record, record_of
+from scrapy_robots.cache.entry import entry_from_record, record_of, unpack
 from scrapy_robots.config import FleetConfig, cache_size, fetch_timeout
 from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
+from scrapy_robots.fleet.lock import FetchLock
 from scrapy_robots.fleet.pacing import RedisPacer, Reservation
+from scrapy_robots.fleet.writeback import RecordsWriteBack
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -34,16 +35,19 @@ logger = logging.getLogger(__name__)
 # A record outlives its expiry by this much so that a failed refetch can keep using
 # the last good body (RFC 9309 2.4) and the failure count carries on.
 KEEP_AFTER_EXPIRY = 2 * 24 * 3600.0
-POLL_INTERVAL = 0.1
 
-# Delete the lock only if this crawler still holds it (it may have expired and been
-# taken by another crawler meanwhile).
-RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-"""
+
+class LocalTier(MemoryRobotsStorage):
+    """The compact tier in front of Redis, which can also list what it holds (for the
+    write-back after Redis lost the records)."""
+
+    def entries(self) -> Iterator[RobotsEntry]:
+        """Every entry held, least recently used first, without touching their order."""
+        for blob in list(self._packed.values()):
+            try:
+                yield unpack(blob)
+            except ValueError:
+                continue
 
 
 class RedisRobotsStorage(RobotsStorage):
@@ -54,23 +58,22 @@ class RedisRobotsStorage(RobotsStorage):
         link: RedisLink,
         prefix: str,
         max_entries: int = 100_000,
-        lock_ttl: float = 60.0,
-        lock_wait: float = 60.0,
+        lock_ttl: float = 10.0,
+        lock_wait: float = 70.0,
         stats: Any = None,
         pacing: bool = True,
         pacing_margin: float = 0.05,
         pacing_outage: str = "spread",
     ):
-        self.local = MemoryRobotsStorage(max_entries)
+        self.local = LocalTier(max_entries)
         self.link = link
         self.prefix = prefix
-        self.lock_ttl = lock_ttl
-        self.lock_wait = lock_wait
         self.stats = stats
         self.pacing = pacing
         self.pacing_margin = pacing_margin
         self.pacing_outage = pacing_outage
-        self._release: Any = link.client.register_script(RELEASE)
+        self.lock = FetchLock(link, lock_ttl, lock_wait, self._inc)
+        self.write_back = RecordsWriteBack(link, prefix, self.local.entries, self._key, self._fields, self._add)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisRobotsStorage:
@@ -104,14 +107,18 @@ class RedisRobotsStorage(RobotsStorage):
         return FleetPacer(pacer, self._inc, self.pacing_margin, self.pacing_outage)
 
     async def close(self) -> None:
+        self.write_back.stop()
         await self.link.close()
 
     def _key(self, site: str) -> str:
         return f"{self.prefix}:robots:{site}"
 
     def _inc(self, key: str) -> None:
+        self._add(key, 1)
+
+    def _add(self, key: str, count: int) -> None:
         if self.stats is not None:
-            self.stats.inc_value(f"robotstxt/fleet/{key}")
+            self.stats.inc_value(f"robotstxt/fleet/{key}", count)
 
     def __len__(self) -> int:
         return len(self.local)
@@ -124,6 +131,7 @@ class RedisRobotsStorage(RobotsStorage):
         return local if local is not None and local.fresh(time.time()) else None
 
     async def load(self, site: str) -> RobotsEntry | None:
+        self.write_back.start()
         local = self.local.get(site)
         if local is not None and local.fresh(time.time()):
             return local
@@ -163,19 +171,24 @@ class RedisRobotsStorage(RobotsStorage):
     # -- writing ------------------------------------------------------------------
 
     async def save(self, entry: RobotsEntry) -> None:
+        self.write_back.start()
         self.local.put(entry)
         try:
             await self._publish(entry)
         except FleetUnavailable:
             self._inc("fallback")
 
-    async def _publish(self, entry: RobotsEntry) -> None:
-        """Share ``entry`` with the fleet. Raises :class:`FleetUnavailable`."""
+    def _fields(self, entry: RobotsEntry) -> tuple[dict[Any, Any], int]:
+        """The record's hash fields, and the key's TTL in ms."""
         mapping: dict[Any, Any] = {"meta": record_of(entry)}
         if entry.body is not None:
             mapping["body"] = entry.body
+        return mapping, int(max(entry.expires_at - time.time(), 0) + KEEP_AFTER_EXPIRY) * 1000
+
+    async def _publish(self, entry: RobotsEntry) -> None:
+        """Share ``entry`` with the fleet. Raises :class:`FleetUnavailable`."""
+        mapping, ttl_ms = self._fields(entry)
         key = self._key(entry.site)
-        ttl_ms = int(max(entry.expires_at - time.time(), 0) + KEEP_AFTER_EXPIRY) * 1000
         pipe = self.link.client.pipeline(transaction=True)
         pipe.hset(key, mapping=mapping)
         pipe.pexpire(key, ttl_ms)
@@ -184,60 +197,22 @@ class RedisRobotsStorage(RobotsStorage):
     # -- one fetch per site for the fleet -------------------------------------------
 
     async def fetch_once(self, site: str, fetch: Callable[[], Awaitable[RobotsEntry]]) -> RobotsEntry:
-        """Run ``fetch`` unless another crawler is doing it; then wait for its result,
-        bounded by ``lock_wait``, and fetch ourselves after that."""
-        lock = f"{self._key(site)}:lock"
-        token = uuid.uuid4().hex
-        deadline = time.monotonic() + self.lock_wait
-        waited = False
+        """Run ``fetch`` under the site's fleet lock (:mod:`scrapy_robots.fleet.lock`),
+        or wait for the crawler that holds it and return its entry."""
+        self.write_back.start()
+
+        async def fetch_and_save() -> RobotsEntry:
+            entry = await fetch()
+            await self.save(entry)
+            return entry
+
         try:
-            while True:
-                if await self.link.call(self.link.client.set, lock, token, nx=True, px=int(self.lock_ttl * 1000)):
-                    # Another crawler may have published and released the lock between
-                    # our miss and this SET: look once more before fetching.
-                    entry = await self._load_fresh(site)
-                    if entry is not None:
-                        await self._release_lock(lock, token)
-                        return entry
-                    return await self._fetch_for_fleet(lock, token, fetch)
-                if not waited:
-                    waited = True
-                    self._inc("lock_wait")
-                # Another crawler is fetching: its result lands in Redis, or its lock
-                # expires (it died) and we try to take the fetch over.
-                while time.monotonic() < deadline:
-                    await asyncio.sleep(POLL_INTERVAL)
-                    entry = await self._load_fresh(site)
-                    if entry is not None:
-                        return entry
-                    if not await self.link.call(self.link.client.exists, lock):
-                        break
-                else:
-                    self._inc("lock_timeout")
-                    return await self._fetch_for_fleet(None, token, fetch)
+            return await self.lock.run(site, self._key(site), fetch_and_save, self._load_fresh)
         except FleetUnavailable:
             self._inc("fallback")
             entry = await fetch()
             self.local.put(entry)
             return entry
-
-    async def _fetch_for_fleet(
-        self, lock: str | None, token: str, fetch: Callable[[], Awaitable[RobotsEntry]]
-    ) -> RobotsEntry:
-        self._inc("fetch")
-        try:
-            entry = await fetch()
-            await self.save(entry)
-            return entry
-        finally:
-            if lock is not None:
-                await self._release_lock(lock, token)
-
-    async def _release_lock(self, lock: str, token: str) -> None:
-        try:
-            await self.link.call(self._release, keys=[lock], args=[token])
-        except FleetUnavailable:
-            pass  # the lock's expiry frees it
 
 
 #: Seconds after Redis answers again during which this crawler still keeps to its own
