@@ -45,25 +45,35 @@ class FleetConfig:
     redis_url: str
     prefix: str
     timeout: float
+    connections: int
     lock_ttl: float
     lock_wait: float
     pacing: bool
     pacing_margin: float
+    #: what each crawler does while Redis is away: "spread", "hold" or "alone"
+    outage: str = "spread"
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, fetch_timeout: float) -> FleetConfig:
-        # A fetch may follow redirects, each bounded by the fetch timeout; the lock
-        # must outlive an honest fetch, and expire soon after a crawler dies.
-        lock_ttl = number(settings, "ROBOTSTXT_FLEET_LOCK_TTL", 2 * fetch_timeout + 10, float, minimum=1)
+        # The holder renews its lock every third of the TTL while its fetch runs: a dead
+        # crawler's lock expires within the TTL, a live one keeps it.
+        lock_ttl = number(settings, "ROBOTSTXT_FLEET_LOCK_TTL", 10.0, float, minimum=1)
+        # The hard bound on one holder: a fetch may follow redirects, each bounded by the
+        # fetch timeout; past this, a live holder is taken over too.
+        lock_wait = number(
+            settings, "ROBOTSTXT_FLEET_LOCK_WAIT", max(2 * fetch_timeout + 10, lock_ttl), float, minimum=0
+        )
         return cls(
             redis_url=_redis_url(settings),
             prefix=settings.get("ROBOTSTXT_REDIS_KEY_PREFIX")
             or f"scrapy_robots:{settings.get('BOT_NAME') or 'scrapybot'}",
             timeout=number(settings, "ROBOTSTXT_REDIS_TIMEOUT", 0.5, float, minimum=0.01),
+            connections=number(settings, "ROBOTSTXT_REDIS_CONNECTIONS", 50, int, minimum=1),
             lock_ttl=lock_ttl,
-            lock_wait=number(settings, "ROBOTSTXT_FLEET_LOCK_WAIT", lock_ttl, float, minimum=0),
+            lock_wait=lock_wait,
             pacing=read_bool(settings, "ROBOTSTXT_FLEET_PACING", True),
             pacing_margin=number(settings, "ROBOTSTXT_FLEET_PACING_MARGIN", 0.05, float, minimum=0),
+            outage=choice(settings, "ROBOTSTXT_FLEET_OUTAGE", ("spread", "hold", "alone")),
         )
 
 
@@ -134,7 +144,7 @@ class RobotsConfig:
             cache_path=cache_path(settings),
             storage_class=load_class(settings, "ROBOTSTXT_CACHE_STORAGE", _default_storage(settings)),
             excluded_domains=domains(settings, "ROBOTSTXT_EXCLUDED_DOMAINS"),
-            max_waiting=number(settings, "ROBOTSTXT_MAX_WAITING", 10_000, int, minimum=0),
+            max_waiting=number(settings, "ROBOTSTXT_MAX_WAITING", _default_max_waiting(settings), int, minimum=0),
             requeue_on_close=bool(settings.get("JOBDIR")) or settings.getbool("SCHEDULER_PERSIST"),
             crawl_delay=read_bool(settings, "ROBOTSTXT_CRAWL_DELAY", True),
             max_crawl_delay=number(settings, "ROBOTSTXT_MAX_CRAWL_DELAY", 60.0, float, minimum=0),
@@ -145,6 +155,14 @@ class RobotsConfig:
             one_shot=settings.getbool(ONE_SHOT_SETTING),
             serve=read_bool(settings, "ROBOTSTXT_SERVE", True),
         )
+
+
+def _default_max_waiting(settings: BaseSettings) -> int:
+    # A queue shared by a fleet (scrapy-redis, SCHEDULER_PERSIST): what a crawler parks
+    # is taken out of it, and lost if the crawler dies; no more than it can download.
+    if settings.getbool("SCHEDULER_PERSIST"):
+        return max(settings.getint("CONCURRENT_REQUESTS"), 1)
+    return 10_000
 
 
 def fetch_timeout(settings: BaseSettings) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
@@ -166,6 +166,21 @@ def robots_txt_slot(site: str) -> str:
     return f"{_ROBOTS_TXT_SLOT}{site}"
 
 
+@contextmanager
+def _active_in(slot: Any, request: Request) -> Iterator[None]:
+    """``request`` among ``slot``'s active requests meanwhile (not its transfers); nothing
+    without a slot (None) or one that keeps no such set."""
+    active = getattr(slot, "active", None)
+    if not isinstance(active, set):
+        yield
+        return
+    active.add(request)
+    try:
+        yield
+    finally:
+        active.discard(request)
+
+
 #: The "site" of a slot's floor raised by a "slow down" answer, among its sites' delays.
 SLOWED_DOWN = "(slowed down)"
 
@@ -317,16 +332,8 @@ class SlotPacer:
         What a site and the scheduler see is what they saw when robots.txt went out in
         the slot; what the slot's other sites no longer see is a robots.txt that hangs
         holding one of its transfer places."""
-        slot = self._started_in(request)
-        active = getattr(slot, "active", None)
-        if not isinstance(active, set):
+        with _active_in(self._started_in(request), robots):
             yield
-            return
-        active.add(robots)
-        try:
-            yield
-        finally:
-            active.discard(robots)
 
     def _started_in(self, request: Request) -> Any:
         """``request``'s slot, its ``lastseen`` set to now; None when Scrapy's downloader
@@ -348,6 +355,29 @@ class SlotPacer:
             return None
         slot = downloader.slots.get(downloader.get_slot_key(request))
         return slot if slot is not None else self._new_slot(downloader, request)
+
+    def fleet_floor(self, request: Request, site: str, delay: float) -> tuple[str, float]:
+        """The fleet paces ``request``'s slot: record ``site``'s ``delay`` among the slot's
+        sites and return the slot's key (Scrapy's: the host name, or ``download_slot``) and
+        its floor, the largest delay of its sites and the user's, as the local pace keeps."""
+        downloader = self._downloader()
+        key = downloader.get_slot_key(request)
+        delays = self._delays.setdefault(key, {})
+        delays[site] = delay
+        self.paced_sites.add(site)
+        return key, slot_delay(self.user_delay(request), max(delays.values()))
+
+    def site_slot_key(self, site: str) -> str:
+        """The slot key of ``site``'s pages (unless a request names its own ``download_slot``)."""
+        from scrapy import Request
+
+        return self._downloader().get_slot_key(Request(f"{site}/"))
+
+    def holding_slot(self, request: Request) -> AbstractContextManager[None]:
+        """While ``request`` waits for its turn before the downloader, its slot counts it
+        among its active requests, as Scrapy counts a request queued in a slot for its
+        delay: the downloader-aware queue sees the slot busy, and the slot is not collected."""
+        return _active_in(self._live_slot(request), request)
 
     def fleet_handover(self, request: Request, floor: float) -> float | None:
         """Before the fleet paces this request's site: the seconds its local slot still

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -26,6 +27,17 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> RedisServer:
+        self.spawn()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.ping():
+                return self
+            time.sleep(0.05)
+        raise RuntimeError(f"redis-server did not start on port {self.port}")
+
+    def spawn(self) -> None:
+        """Start the process and return at once; ``ping()`` says when it answers (a caller
+        that must not block, such as a reactor serving test sites, polls it)."""
         binary = shutil.which("redis-server")
         if binary is None:
             raise RuntimeError("redis-server is not installed: `make test` installs it (Debian package redis-server)")
@@ -48,12 +60,6 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if self.ping():
-                return self
-            time.sleep(0.05)
-        raise RuntimeError(f"redis-server did not start on port {self.port}")
 
     def ping(self) -> bool:
         try:
@@ -73,3 +79,32 @@ class RedisServer:
         with socket.create_connection(("127.0.0.1", self.port), timeout=2) as sock:
             sock.sendall(b"FLUSHALL\r\n")
             sock.recv(16)
+
+    # Faults, for the fleet's fault tests and bench/fleet_faults.py. The server keeps no
+    # data on disk (--save "", no AOF): whatever kills it empties it.
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash or the OOM killer would: no goodbye to the clients."""
+        if self.process is not None:
+            self.process.kill()  # a stopped (SIGSTOP) process dies too
+            self.process.wait(10)
+            self.process = None
+
+    def restart(self) -> RedisServer:
+        """Kill if running, then start again on the same port, empty."""
+        self.kill()
+        return self.start()
+
+    def pause(self) -> None:
+        """SIGSTOP: connections stay open and calls hang, as on a frozen host or a long fork."""
+        assert self.process is not None, "redis-server is not running"
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT after ``pause()``; harmless on a running server."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGCONT)
+
+    def flushall(self) -> None:
+        """FLUSHALL on a live server: every key gone, connections kept."""
+        self.flush()

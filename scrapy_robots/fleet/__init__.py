@@ -1,12 +1,18 @@
 """A fleet of crawlers that behaves like one polite crawler, through Redis.
 
-- :class:`RedisRobotsStorage` (``ROBOTSTXT_CACHE_STORAGE``): one robots.txt fetch per
-  site for the whole fleet, shared as data (bytes and JSON, never pickle), with a
-  small local LRU in front of Redis.
-- :class:`RedisPacer`: a site's delay enforced across the fleet with atomic
-  reservations on Redis's own clock.
-- :class:`RedisLink`: the connection, its timeouts, and the fallback to local
-  behaviour while Redis is unreachable.
+- ``storage.py``: :class:`RedisRobotsStorage` (``ROBOTSTXT_CACHE_STORAGE``), one
+  robots.txt fetch per site for the whole fleet, shared as data (bytes and JSON, never
+  pickle), with the local tier in front of Redis; and :class:`FleetPacer`, the fleet's
+  pace as the middleware asks it, and what a crawler does while Redis is away
+  (``ROBOTSTXT_FLEET_OUTAGE``).
+- ``lock.py``: the one fetch per site: a lock its holder renews while it fetches, taken
+  over by exactly one waiter when the holder stops renewing it.
+- ``writeback.py``: the records written back when Redis lost them (a FLUSHALL, a restart
+  without its data).
+- ``pacing.py``: :class:`RedisPacer`, one pace per downloader slot, reserved with atomic
+  scripts on Redis's own clock; :class:`SharedPacing`, the middleware's pacing call.
+- ``link.py``: :class:`RedisLink`, the connection, its bound on calls in flight, and the
+  circuit breaker (one outage, one rung; a PING says when Redis is back).
 
 Requires the ``redis`` package (``pip install scrapy-robots[redis]``) and Scrapy's
 asyncio reactor.

@@ -1,8 +1,21 @@
-"""RedisLink: one asyncio Redis client, short timeouts, and a circuit breaker.
+"""RedisLink: one asyncio Redis client, short timeouts, a bound on the calls in flight,
+and a circuit breaker.
 
-While Redis is unreachable, every call fails fast with :class:`FleetUnavailable`
-(the caller falls back to local behaviour); the link tries again after a backoff
-that doubles up to ``MAX_BACKOFF`` seconds.
+While Redis answers, every call goes to it, at most ``connections`` at a time
+(``ROBOTSTXT_REDIS_CONNECTIONS``; the pool holds one more, for the PING below): the
+others wait their turn, so many sites at once or a slow Redis cost time and are never
+taken for an unreachable Redis.
+
+The first call that fails takes the link down: one WARNING, and the pool's idle
+connections are dropped (a restarted server has closed them). While down, calls fail
+fast with :class:`FleetUnavailable` (the caller falls back to local behaviour) and one
+PING at a time asks whether Redis is back: ``FIRST_BACKOFF`` after the failure, then
+after twice as long for each PING that fails, up to ``MAX_BACKOFF``. The PING that
+answers brings the link back: one WARNING, and the calls go to Redis again at once.
+
+A failure moves the link only if the call started since the link last changed: the
+calls in flight when Redis went away fail together and count as one outage (one rung
+of the backoff), and a call started before Redis came back cannot take it down again.
 """
 
 from __future__ import annotations
@@ -16,8 +29,12 @@ from typing import Any, TypeVar
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-FIRST_BACKOFF = 1.0
-MAX_BACKOFF = 30.0
+FIRST_BACKOFF = 0.25
+#: Small: a PING a second is nothing to a Redis that is down, and the fleet's pace is
+#: back within about a second of Redis answering.
+MAX_BACKOFF = 1.0
+#: ROBOTSTXT_REDIS_CONNECTIONS' default (redis-py's pool refuses a 101st connection).
+DEFAULT_CONNECTIONS = 50
 
 
 class FleetUnavailable(Exception):
@@ -25,57 +42,115 @@ class FleetUnavailable(Exception):
 
 
 class RedisLink:
-    def __init__(self, url: str, timeout: float, stats: Any = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        url: str,
+        timeout: float,
+        stats: Any = None,
+        clock: Callable[[], float] = time.monotonic,
+        connections: int = DEFAULT_CONNECTIONS,
+    ):
         try:
             import redis.asyncio
+            from redis.asyncio.retry import Retry
+            from redis.backoff import NoBackoff
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError(
                 "The Redis fleet storage needs the redis package: pip install 'scrapy-robots[redis]'"
             ) from exc
         self.url = url
+        # No retry inside redis-py: a call answers or takes the link down, and a hung
+        # Redis costs one timeout per call (redis-py's own default retries with backoff).
         self.client = redis.asyncio.Redis.from_url(
-            url, socket_timeout=timeout, socket_connect_timeout=timeout, retry_on_timeout=False
+            url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry_on_timeout=False,
+            retry=Retry(NoBackoff(), 0),
+            max_connections=connections + 1,
         )
         self._errors: tuple[type[BaseException], ...] = (redis.exceptions.RedisError, OSError, asyncio.TimeoutError)
+        self._turns = asyncio.Semaphore(connections)
         self.stats = stats
         self.clock = clock
+        self.down = False
+        self.down_since = 0.0
         self.retry_at = 0.0
         self.backoff = FIRST_BACKOFF
-        self.down = False
+        self._changes = 0  # how often the link went down or came back
+        self._probing = False
 
     def available(self) -> bool:
-        return self.clock() >= self.retry_at
+        """Whether a call would go to Redis now (the link is up, or a PING is due)."""
+        return not self.down or (not self._probing and self.clock() >= self.retry_at)
 
     async def call(self, method: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
-        if not self.available():
+        if self.down and not await self._probe():
             raise FleetUnavailable(f"Redis at {self.url} is unreachable")
-        try:
-            result = await method(*args, **kwargs)
-        except self._errors as exc:
-            self._failed(exc)
-            raise FleetUnavailable(str(exc)) from exc
-        if self.down:
-            self.down = False
-            self.backoff = FIRST_BACKOFF
-            logger.warning("Redis at %(url)s is reachable again: the fleet cache and pacing resume", {"url": self.url})
-        return result
+        if self._turns.locked():
+            self._inc("redis_waits")
+        async with self._turns:
+            if self.down:  # it went down while this call waited for its turn
+                raise FleetUnavailable(f"Redis at {self.url} is unreachable")
+            changes = self._changes
+            try:
+                return await method(*args, **kwargs)
+            except self._errors as exc:
+                self._inc("redis_errors")
+                if changes == self._changes:
+                    await self._went_down(exc)
+                raise FleetUnavailable(_describe(exc)) from exc
 
-    def _failed(self, exc: BaseException) -> None:
-        if not self.down:
-            logger.warning(
-                "Redis at %(url)s is unreachable (%(error)s): this crawler uses its local robots.txt "
-                "cache and local pacing until it returns",
-                {"url": self.url, "error": exc or type(exc).__name__},
-            )
-            self.down = True
-        else:
+    async def _went_down(self, exc: BaseException) -> None:
+        self.down = True
+        self._changes += 1
+        self.down_since = self.clock()
+        self.backoff = FIRST_BACKOFF
+        self.retry_at = self.down_since + self.backoff
+        self._inc("redis_unreachable")
+        logger.warning(
+            "Redis at %(url)s is unreachable (%(error)s): this crawler uses its local robots.txt "
+            "cache, and paces as ROBOTSTXT_FLEET_OUTAGE says, until it returns",
+            {"url": self.url, "error": _describe(exc)},
+        )
+        # Whatever comes after this outage uses new connections.
+        try:
+            await self.client.connection_pool.disconnect(inuse_connections=False)
+        except self._errors:
+            pass  # a connection that fails to close is closed enough
+
+    async def _probe(self) -> bool:
+        """Whether Redis answers again: one PING at a time, when the backoff allows."""
+        if not self.available():
+            return False
+        self._probing = True
+        try:
+            await self.client.ping()
+        except self._errors:
+            self._inc("redis_errors")
             self.backoff = min(self.backoff * 2, MAX_BACKOFF)
-        self.retry_at = self.clock() + self.backoff
+            self.retry_at = self.clock() + self.backoff
+            return False
+        finally:
+            self._probing = False
+        self.down = False
+        self._changes += 1
+        logger.warning(
+            "Redis at %(url)s is reachable again (unreachable for %(seconds).1f s): the fleet cache and pacing resume",
+            {"url": self.url, "seconds": self.clock() - self.down_since},
+        )
+        return True
+
+    def _inc(self, key: str) -> None:
         if self.stats is not None:
-            self.stats.inc_value("robotstxt/fleet/redis_errors")
+            self.stats.inc_value(f"robotstxt/fleet/{key}")
 
     async def close(self) -> None:
         try:
             await self.client.aclose()
         except self._errors:
             pass
+
+
+def _describe(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__

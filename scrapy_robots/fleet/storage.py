@@ -11,18 +11,21 @@ front of Redis. While Redis is unreachable, the storage is that local tier alone
 
 from __future__ import annotations
 
-import asyncio
 import logging
+import math
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry, RobotsStorage
-from scrapy_robots.cache.entry import entry_from_record, record_of
+from scrapy_robots.cache.entry import entry_from_record, record_of, unpack
 from scrapy_robots.config import FleetConfig, cache_size, fetch_timeout
 from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
-from scrapy_robots.fleet.pacing import RedisPacer
+from scrapy_robots.fleet.lock import FetchLock
+from scrapy_robots.fleet.pacing import RedisPacer, Reservation
+from scrapy_robots.fleet.writeback import RecordsWriteBack
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -32,16 +35,19 @@ logger = logging.getLogger(__name__)
 # A record outlives its expiry by this much so that a failed refetch can keep using
 # the last good body (RFC 9309 2.4) and the failure count carries on.
 KEEP_AFTER_EXPIRY = 2 * 24 * 3600.0
-POLL_INTERVAL = 0.1
 
-# Delete the lock only if this crawler still holds it (it may have expired and been
-# taken by another crawler meanwhile).
-RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-"""
+
+class LocalTier(MemoryRobotsStorage):
+    """The compact tier in front of Redis, which can also list what it holds (for the
+    write-back after Redis lost the records)."""
+
+    def entries(self) -> Iterator[RobotsEntry]:
+        """Every entry held, least recently used first, without touching their order."""
+        for blob in list(self._packed.values()):
+            try:
+                yield unpack(blob)
+            except ValueError:
+                continue
 
 
 class RedisRobotsStorage(RobotsStorage):
@@ -52,21 +58,22 @@ class RedisRobotsStorage(RobotsStorage):
         link: RedisLink,
         prefix: str,
         max_entries: int = 100_000,
-        lock_ttl: float = 60.0,
-        lock_wait: float = 60.0,
+        lock_ttl: float = 10.0,
+        lock_wait: float = 70.0,
         stats: Any = None,
         pacing: bool = True,
         pacing_margin: float = 0.05,
+        pacing_outage: str = "spread",
     ):
-        self.local = MemoryRobotsStorage(max_entries)
+        self.local = LocalTier(max_entries)
         self.link = link
         self.prefix = prefix
-        self.lock_ttl = lock_ttl
-        self.lock_wait = lock_wait
         self.stats = stats
         self.pacing = pacing
         self.pacing_margin = pacing_margin
-        self._release: Any = link.client.register_script(RELEASE)
+        self.pacing_outage = pacing_outage
+        self.lock = FetchLock(link, lock_ttl, lock_wait, self._inc)
+        self.write_back = RecordsWriteBack(link, prefix, self.local.entries, self._key, self._fields, self._add)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisRobotsStorage:
@@ -79,7 +86,7 @@ class RedisRobotsStorage(RobotsStorage):
             )
         settings = crawler.settings
         fleet = FleetConfig.from_settings(settings, fetch_timeout(settings))
-        link = RedisLink(fleet.redis_url, fleet.timeout, stats=crawler.stats)
+        link = RedisLink(fleet.redis_url, fleet.timeout, stats=crawler.stats, connections=fleet.connections)
         return cls(
             link,
             fleet.prefix,
@@ -89,23 +96,29 @@ class RedisRobotsStorage(RobotsStorage):
             stats=crawler.stats,
             pacing=fleet.pacing,
             pacing_margin=fleet.pacing_margin,
+            pacing_outage=fleet.outage,
         )
 
     def pacer(self) -> FleetPacer | None:
         """The fleet's pace, unless ROBOTSTXT_FLEET_PACING is off."""
         if not self.pacing:
             return None
-        return FleetPacer(RedisPacer(self.link, self.prefix), self._inc, self.pacing_margin)
+        pacer = RedisPacer(self.link, self.prefix, uuid.uuid4().hex)
+        return FleetPacer(pacer, self._inc, self.pacing_margin, self.pacing_outage)
 
     async def close(self) -> None:
+        self.write_back.stop()
         await self.link.close()
 
     def _key(self, site: str) -> str:
         return f"{self.prefix}:robots:{site}"
 
     def _inc(self, key: str) -> None:
+        self._add(key, 1)
+
+    def _add(self, key: str, count: int) -> None:
         if self.stats is not None:
-            self.stats.inc_value(f"robotstxt/fleet/{key}")
+            self.stats.inc_value(f"robotstxt/fleet/{key}", count)
 
     def __len__(self) -> int:
         return len(self.local)
@@ -118,6 +131,7 @@ class RedisRobotsStorage(RobotsStorage):
         return local if local is not None and local.fresh(time.time()) else None
 
     async def load(self, site: str) -> RobotsEntry | None:
+        self.write_back.start()
         local = self.local.get(site)
         if local is not None and local.fresh(time.time()):
             return local
@@ -157,19 +171,24 @@ class RedisRobotsStorage(RobotsStorage):
     # -- writing ------------------------------------------------------------------
 
     async def save(self, entry: RobotsEntry) -> None:
+        self.write_back.start()
         self.local.put(entry)
         try:
             await self._publish(entry)
         except FleetUnavailable:
             self._inc("fallback")
 
-    async def _publish(self, entry: RobotsEntry) -> None:
-        """Share ``entry`` with the fleet. Raises :class:`FleetUnavailable`."""
+    def _fields(self, entry: RobotsEntry) -> tuple[dict[Any, Any], int]:
+        """The record's hash fields, and the key's TTL in ms."""
         mapping: dict[Any, Any] = {"meta": record_of(entry)}
         if entry.body is not None:
             mapping["body"] = entry.body
+        return mapping, int(max(entry.expires_at - time.time(), 0) + KEEP_AFTER_EXPIRY) * 1000
+
+    async def _publish(self, entry: RobotsEntry) -> None:
+        """Share ``entry`` with the fleet. Raises :class:`FleetUnavailable`."""
+        mapping, ttl_ms = self._fields(entry)
         key = self._key(entry.site)
-        ttl_ms = int(max(entry.expires_at - time.time(), 0) + KEEP_AFTER_EXPIRY) * 1000
         pipe = self.link.client.pipeline(transaction=True)
         pipe.hset(key, mapping=mapping)
         pipe.pexpire(key, ttl_ms)
@@ -178,85 +197,165 @@ class RedisRobotsStorage(RobotsStorage):
     # -- one fetch per site for the fleet -------------------------------------------
 
     async def fetch_once(self, site: str, fetch: Callable[[], Awaitable[RobotsEntry]]) -> RobotsEntry:
-        """Run ``fetch`` unless another crawler is doing it; then wait for its result,
-        bounded by ``lock_wait``, and fetch ourselves after that."""
-        lock = f"{self._key(site)}:lock"
-        token = uuid.uuid4().hex
-        deadline = time.monotonic() + self.lock_wait
-        waited = False
+        """Run ``fetch`` under the site's fleet lock (:mod:`scrapy_robots.fleet.lock`),
+        or wait for the crawler that holds it and return its entry."""
+        self.write_back.start()
+
+        async def fetch_and_save() -> RobotsEntry:
+            entry = await fetch()
+            await self.save(entry)
+            return entry
+
         try:
-            while True:
-                if await self.link.call(self.link.client.set, lock, token, nx=True, px=int(self.lock_ttl * 1000)):
-                    # Another crawler may have published and released the lock between
-                    # our miss and this SET: look once more before fetching.
-                    entry = await self._load_fresh(site)
-                    if entry is not None:
-                        await self._release_lock(lock, token)
-                        return entry
-                    return await self._fetch_for_fleet(lock, token, fetch)
-                if not waited:
-                    waited = True
-                    self._inc("lock_wait")
-                # Another crawler is fetching: its result lands in Redis, or its lock
-                # expires (it died) and we try to take the fetch over.
-                while time.monotonic() < deadline:
-                    await asyncio.sleep(POLL_INTERVAL)
-                    entry = await self._load_fresh(site)
-                    if entry is not None:
-                        return entry
-                    if not await self.link.call(self.link.client.exists, lock):
-                        break
-                else:
-                    self._inc("lock_timeout")
-                    return await self._fetch_for_fleet(None, token, fetch)
+            return await self.lock.run(site, self._key(site), fetch_and_save, self._load_fresh)
         except FleetUnavailable:
             self._inc("fallback")
             entry = await fetch()
             self.local.put(entry)
             return entry
 
-    async def _fetch_for_fleet(
-        self, lock: str | None, token: str, fetch: Callable[[], Awaitable[RobotsEntry]]
-    ) -> RobotsEntry:
-        self._inc("fetch")
-        try:
-            entry = await fetch()
-            await self.save(entry)
-            return entry
-        finally:
-            if lock is not None:
-                await self._release_lock(lock, token)
 
-    async def _release_lock(self, lock: str, token: str) -> None:
-        try:
-            await self.link.call(self._release, keys=[lock], args=[token])
-        except FleetUnavailable:
-            pass  # the lock's expiry frees it
+#: Seconds after Redis answers again during which this crawler still keeps to its own
+#: turns of the outage (ROBOTSTXT_FLEET_OUTAGE = "spread"): the other crawlers may still
+#: be on theirs until their own next try of Redis (the link's backoff, up to 30 s).
+REJOIN = 30.0
+
+
+@dataclass(frozen=True)
+class Turns:
+    """This crawler's share of a slot's time while the fleet cannot agree through Redis:
+    turns one interval long on Redis's clock as last seen (``offset``: its seconds since
+    the pace's epoch minus ours), every ``crawlers``-th one, at ``rank``."""
+
+    offset: float
+    crawlers: int
+    rank: int
+
+    def next(self, at: float, interval: float) -> float:
+        """The first of this crawler's turns at or after ``at`` (our clock)."""
+        period = self.crawlers * interval
+        phase = self.rank * interval
+        return math.ceil((at + self.offset - phase) / period - 1e-9) * period + phase - self.offset
 
 
 class FleetPacer:
-    """The :class:`~scrapy_robots.cache.SitePacer` of the fleet: Redis reservations,
-    None while Redis is unreachable (each crawler then paces locally). Each delay is
-    lengthened by ``margin`` (ROBOTSTXT_FLEET_PACING_MARGIN): the crawlers' starts are
-    reserved on Redis's clock but happen on theirs."""
+    """The :class:`~scrapy_robots.cache.SitePacer` of the fleet: Redis reservations per
+    downloader slot, and what this crawler does while Redis is away
+    (ROBOTSTXT_FLEET_OUTAGE, :meth:`outage_wait`). Each delay is lengthened by ``margin``
+    (ROBOTSTXT_FLEET_PACING_MARGIN): the crawlers' starts are reserved on Redis's clock
+    but happen on theirs."""
 
-    def __init__(self, redis: RedisPacer, count: Callable[[str], None], margin: float = 0.0):
+    def __init__(
+        self,
+        redis: RedisPacer,
+        count: Callable[[str], None],
+        margin: float = 0.0,
+        outage: str = "spread",
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.redis = redis
         self.count = count
         self.margin = margin
+        self.outage = outage
+        self.clock = clock
+        #: What the last reservation said of the fleet: the live crawlers, this one's
+        #: rank among them, and Redis's clock (seconds since the epoch) minus ours.
+        self.crawlers = 1
+        self.rank = 0
+        self.offset: float | None = None
+        #: When Redis was first found away in the current outage (our clock), else None.
+        self.away_since: float | None = None
+        #: This crawler's turns during an outage and for REJOIN seconds after it ("spread").
+        self.turns: Turns | None = None
+        self.turns_until = 0.0
 
-    async def reserve(self, site: str, delay: float, not_before: float = 0.0) -> float | None:
+    async def reserve(self, slot: str, delay: float, not_before: float = 0.0) -> float | None:
+        interval = delay + self.margin
         try:
-            wait = await self.redis.reserve(site, delay + self.margin, not_before)
+            wait = await self._reserve(slot, interval, not_before)
         except FleetUnavailable:
             self.count("fallback")
+            self._away()
             return None
         self.count("paced")
         return wait
 
-    async def mark_start(self, site: str, delay: float, ago: float) -> bool | None:
+    async def _reserve(self, slot: str, interval: float, not_before: float) -> float:
+        turns = self.turns if self.turns is not None and self.clock() < self.turns_until else None
+        for _ in range(4):
+            if turns is not None:
+                # Rejoining: a start on one of this crawler's turns, so that it cannot meet
+                # the turns of a crawler that still paces without Redis.
+                now = self.clock()
+                not_before = turns.next(now + not_before, interval) - now
+            reservation = await self.redis.reserve(slot, interval, not_before, self.crawlers * interval)
+            self._learn(reservation)
+            if turns is None or reservation.wait <= not_before + 1e-3:
+                break
+            not_before = reservation.wait  # another crawler holds that turn: the next one
+        return reservation.wait
+
+    def _learn(self, reservation: Reservation) -> None:
+        offset = reservation.fleet_time - self.clock()
+        if self.away_since is not None:
+            self.away_since = None
+            if self.turns is not None:
+                self.turns_until = self.clock() + REJOIN
+            logger.info("The fleet's pace resumes: each slot's turns are reserved in Redis again")
+        if self.offset is not None and offset < self.offset - 1.0:
+            # Redis's clock since the epoch went back: the pace state began anew.
+            self.count("pace_reset")
+            logger.warning(
+                "The fleet's pace state in Redis is gone (FLUSHALL, or Redis restarted empty): each slot's next "
+                "start waits %(crawlers)d x its delay after that, past the reservations given before",
+                {"crawlers": self.crawlers},
+            )
+        self.crawlers, self.rank, self.offset = reservation.crawlers, reservation.rank, offset
+
+    def _away(self) -> None:
+        if self.away_since is not None:
+            return
+        self.away_since = self.clock()
+        if self.outage == "spread" and self.offset is not None and self.crawlers > 1:
+            if self.turns is None or self.clock() >= self.turns_until:
+                self.turns = Turns(self.offset, self.crawlers, self.rank)
+            self.turns_until = math.inf
+        what = {
+            "spread": "paces each slot at its delay x the %(crawlers)d crawler(s) it last saw, on its own turns",
+            "hold": "holds each slot's requests until Redis answers",
+            "alone": "paces each slot alone, at its delay",
+        }[self.outage]
+        logger.warning(
+            f"The fleet's pace cannot be reserved in Redis: this crawler {what} (ROBOTSTXT_FLEET_OUTAGE = %(outage)r)",
+            {"crawlers": self.crawlers, "outage": self.outage},
+        )
+
+    def outage_wait(self, delay: float, not_before: float) -> float | None:
+        """While Redis is away: the seconds until this crawler may start its next request
+        of a slot (``not_before``: what its own slot still needs), or None to hold it.
+
+        "spread": the slot's time is cut in turns of one interval, on Redis's clock as
+        last seen, and this crawler takes every ``crawlers``-th one, at its rank: the
+        crawlers that last saw each other take turns apart without speaking, and the
+        slot sees the fleet's rate. The first turn comes ``crawlers`` intervals after
+        Redis went away, past the reservations given before. "alone": the local pace."""
+        if self.outage == "hold":
+            self.count("held")
+            return None
+        self.count("outage_paced")
+        if self.turns is None or self.away_since is None:
+            # "alone", or no other crawler seen: the local pace, with the fleet's margin
+            # (its starts reach the server as late as the reservations' do).
+            return not_before + self.margin
+        interval = delay + self.margin
+        now = self.clock()
+        earliest = max(now + not_before, self.away_since + self.turns.crawlers * interval)
+        return max(self.turns.next(earliest, interval) - now, 0.0)
+
+    async def mark_start(self, slot: str, delay: float, ago: float) -> bool | None:
+        interval = delay + self.margin
         try:
-            await self.redis.mark_start(site, delay + self.margin, ago)
+            await self.redis.mark_start(slot, interval, ago, self.crawlers * interval)
         except FleetUnavailable:
             self.count("fallback")
             return None

@@ -1,0 +1,185 @@
+"""The fleet's pace under faults (#31), measured at the sites: real `scrapy crawl`
+processes (tests/fleet_project), a real redis-server stopped, restarted empty and
+flushed mid-crawl, a crawler killed mid-crawl.
+
+The goal of each window (before, during, after a fault): at most 3 % of the gaps between
+two consecutive requests to a paced slot under 95 % of its delay."""
+
+from __future__ import annotations
+
+import pickle
+import time
+
+import pytest_twisted
+from fleet import start_crawler
+from servers import SiteServer, body
+from twisted.internet import reactor
+from twisted.internet.defer import DeferredList
+from twisted.internet.task import deferLater
+
+#: The in-memory scheduler: each crawler crawls the URLs it was given (a Redis outage
+#: would take scrapy-redis's shared queue away with it).
+OWN_QUEUE = {"SCHEDULER": "scrapy.core.scheduler.Scheduler", "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter"}
+#: Few requests at a time, none parked (as test_fleet.py's outage test): requests keep
+#: reaching the fleet's pace all along the crawl, faults included.
+FEW = {"CONCURRENT_REQUESTS": 4, "ROBOTSTXT_MAX_WAITING": 0}
+SHORT = 0.95  # a gap under 95 % of the delay is short
+TOLERATED = 0.03  # of the gaps in a window
+
+
+def sleep(seconds: float):
+    return deferLater(reactor, seconds, lambda: None)
+
+
+def robots(delay: float) -> str:
+    return f"User-agent: *\nDisallow: /private\nCrawl-delay: {delay:g}\n"
+
+
+def starts(*sites: SiteServer) -> list[float]:
+    """Arrival times of every page request at these sites (one downloader slot)."""
+    return sorted(hit.at for site in sites for hit in site.page_hits())
+
+
+def gaps_between(times: list[float], begin: float = 0.0, end: float = float("inf")) -> list[float]:
+    """Gaps between consecutive arrivals, for the pairs whose later one came in [begin, end)."""
+    return [b - a for a, b in zip(times, times[1:]) if begin <= b < end]
+
+
+def short(gaps: list[float], delay: float) -> list[float]:
+    return sorted(gap for gap in gaps if gap < SHORT * delay)
+
+
+def assert_polite(gaps: list[float], delay: float, what: str) -> None:
+    assert gaps, f"no gaps {what}"
+    under = short(gaps, delay)
+    assert len(under) <= TOLERATED * len(gaps), f"{what}: {len(under)} of {len(gaps)} gaps < {SHORT} x {delay}: {under}"
+
+
+def dealt(urls: list[str], crawlers: int) -> list[list[str]]:
+    return [urls[k::crawlers] for k in range(crawlers)]
+
+
+async def finished(handles) -> list[dict]:
+    results = [result for _, result in await DeferredList([h.done for h in handles])]
+    for result in results:
+        assert result["exit"] == 0, result["log"][-3000:]
+        assert result["failed"] == {}, result["failed"]
+    return results
+
+
+@pytest_twisted.ensureDeferred
+async def test_sites_on_ports_of_one_host_share_one_pace_across_the_fleet(serve, redis):
+    # Two sites on one host name: one downloader slot for Scrapy, one pace for the fleet,
+    # at the stricter of their delays, although each crawler knows only one of them.
+    strict = serve(body(robots(0.5)))
+    lax = SiteServer(host=strict.host, robots=body(robots(0.2))).start()
+    try:
+        handles = [
+            start_crawler([f"{strict.url}/a{i}" for i in range(10)], redis.url, **OWN_QUEUE),
+            start_crawler([f"{lax.url}/b{i}" for i in range(10)], redis.url, **OWN_QUEUE),
+        ]
+        results = await finished(handles)
+    finally:
+        await lax.stop()
+    assert [len(r["downloaded"]) for r in results] == [10, 10]
+    assert_polite(gaps_between(starts(strict, lax)), 0.5, "at the host, both sites together")
+
+
+async def crawl_with_faults(serve, redis, fault, recover, *, crawlers=3, delay=0.4, pages=36, **settings):
+    """Two paced sites crawled by ``crawlers`` crawlers (each its share of every site);
+    ``fault`` then ``recover`` twice mid-crawl. The windows: (fault, recovery) pairs of times."""
+    sites = [serve(body(robots(delay))) for _ in range(2)]
+    urls = [f"{site.url}/p{i}" for i in range(pages) for site in sites]
+    handles = [start_crawler(share, redis.url, **OWN_QUEUE, **FEW, **settings) for share in dealt(urls, crawlers)]
+    windows = []
+    for after in (6, 2 * pages // 3):
+        while min(len(site.page_hits()) for site in sites) < after:
+            await sleep(0.05)
+        began = time.monotonic()
+        await fault()
+        ended = time.monotonic()
+        await recover()
+        windows.append((began, ended))
+    results = await finished(handles)
+    return sites, windows, results
+
+
+@pytest_twisted.ensureDeferred
+async def test_redis_outage_the_fleet_keeps_its_pace(serve, redis):
+    async def stop():
+        redis.stop()
+        await sleep(3)
+
+    async def restart():
+        redis.start()  # empty: the pace state is gone too
+
+    delay = 0.4
+    sites, windows, results = await crawl_with_faults(serve, redis, stop, restart, delay=delay)
+    assert sum(len(r["downloaded"]) for r in results) == 72
+    for n, (began, ended) in enumerate(windows):
+        for site in sites:
+            times = starts(site)
+            assert_polite(gaps_between(times, began, ended), delay, f"outage {n + 1}, {site.url}")
+            assert_polite(gaps_between(times, ended, ended + 3), delay, f"after outage {n + 1}, {site.url}")
+    assert all("is unreachable" in r["log"] for r in results)
+    assert all(r["stats"].get("robotstxt/fleet/outage_paced", 0) > 0 for r in results), [r["stats"] for r in results]
+
+
+@pytest_twisted.ensureDeferred
+async def test_flushall_mid_crawl_keeps_the_pace(serve, redis):
+    async def flush():
+        redis.flush()
+
+    async def settle():
+        await sleep(2)
+
+    delay = 0.4
+    sites, windows, results = await crawl_with_faults(serve, redis, flush, settle, crawlers=2, delay=delay)
+    assert sum(len(r["downloaded"]) for r in results) == 72
+    for n, (began, _) in enumerate(windows):
+        for site in sites:
+            assert_polite(gaps_between(starts(site), began, began + 3), delay, f"after FLUSHALL {n + 1}, {site.url}")
+    assert any(r["stats"].get("robotstxt/fleet/pace_reset", 0) for r in results)
+
+
+def seed_queue(redis_url: str, urls: list[str]) -> None:
+    """Put ``urls`` in scrapy-redis's shared queue of the fleet project's spider, as an
+    operator's feeder does: the crawlers start with nothing of their own."""
+    import redis as redis_py
+    from scrapy import Request
+
+    client = redis_py.Redis.from_url(redis_url)
+    for url in urls:
+        client.execute_command("ZADD", "fleet:requests", 0, pickle.dumps(Request(url).to_dict(), protocol=-1))
+    client.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_killed_crawler_loses_no_more_than_its_download_places(serve, redis):
+    # scrapy-redis's shared queue: what a crawler took out of it and had not fetched when
+    # it was killed is lost. Requests waiting for their turn in the fleet's pace hold
+    # their download places (CONCURRENT_REQUESTS); those parked for robots.txt are at most
+    # ROBOTSTXT_MAX_WAITING, CONCURRENT_REQUESTS by default with a shared queue.
+    sites = [serve(body(robots(0.3))) for _ in range(4)]
+    # The fleet knows the sites' robots.txt already (a crawl that went before): no
+    # request waits for one.
+    await finished([start_crawler([f"{site.url}/warm" for site in sites], redis.url, **OWN_QUEUE)])
+    urls = [f"{site.url}/p{i}" for i in range(16) for site in sites]
+    seed_queue(redis.url, urls)
+    concurrency = 4
+    handles = [start_crawler([], redis.url, CONCURRENT_REQUESTS=concurrency) for _ in range(3)]
+    while sum(len(site.page_hits()) for site in sites) < 12:
+        await sleep(0.05)
+    handles[0].kill()
+    results = [result for _, result in await DeferredList([h.done for h in handles])]
+    for result in results[1:]:
+        assert result["exit"] == 0, result["log"][-3000:]
+    fetched = {f"{site.url}{hit.path}" for site in sites for hit in site.page_hits() if hit.path != "/warm"}
+    lost = set(urls) - fetched
+    assert len(lost) <= 2 * concurrency, (
+        f"{len(lost)} of {len(urls)} pages never fetched",
+        [len(r["downloaded"]) for r in results],
+        results[0]["log"][-3000:],
+    )
+    for site in sites:
+        assert_polite(gaps_between(starts(site))[1:], 0.3, site.url)
