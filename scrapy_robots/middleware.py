@@ -18,6 +18,7 @@ from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_robots.addon import STOCK
+from scrapy_robots.backoff import BackoffConfig, PageBackoff
 from scrapy_robots.cache import RobotsCache, RobotsEntry, RobotsStorage, check_storage_class
 from scrapy_robots.config import RobotsConfig, cache_size
 from scrapy_robots.fetch import RobotsFetcher
@@ -59,6 +60,9 @@ class RobotsTxtMiddleware:
         self.storage: RobotsStorage = build_from_crawler(config.storage_class, crawler)
         self.room = WaitingRoom(crawler, config.max_waiting, config.requeue_on_close)
         self.pacing = self._pacing(crawler, self.storage, self.room)
+        backoff = BackoffConfig.from_settings(crawler.settings)
+        # "Slow down" answers to pages pause their slot (backoff.py): it hears them itself.
+        self.backoff = PageBackoff(crawler, self.pacing.slots, backoff) if backoff.enabled else None
         if config.crawl_delay:
             warn_at_start_if_slots_missing(crawler)
         fetcher = RobotsFetcher(crawler, config)

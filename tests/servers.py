@@ -7,6 +7,7 @@ downloader slot) and records every request it receives, with its arrival time.
 from __future__ import annotations
 
 import gzip
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -220,30 +221,41 @@ class RateLimited:
         status: int = 429,
         retry_after: Callable[[float], str | None] | None = None,
         window: float = 1.0,
+        grace: float = 0.2,
     ):
         self.limit, self.pause, self.status, self.window = limit, pause, status, window
-        self.retry_after = retry_after if retry_after is not None else (lambda now: f"{pause:g}")
+        #: requests this soon after the pause began were sent before its answer could arrive
+        self.grace = grace
+        self.began = 0.0
+        # By default the pause's whole seconds left, at least 1.
+        self.retry_after = retry_after or (lambda now: str(max(1, math.ceil(self.paused_until - now))))
         self.recent: list[float] = []
         self.paused_until = 0.0
         self.inside: list[float] = []  #: arrival times of requests inside an asked pause
         self.throttled = 0
         self.served: list[str] = []
+        self.told: set[str] = set()  #: paths answered "slow down"
 
     def __call__(self, request: Request) -> Any:
         now = time.monotonic()
+        path = request.path.decode()
         if now < self.paused_until:
-            self.inside.append(now)
+            # Inside the pause: a retry of a page already told to slow down, or any
+            # request sent after the answer could have arrived.
+            if path in self.told or now > self.began + self.grace:
+                self.inside.append(now)
             return self._throttle(request, now, extend=False)
         self.recent = [at for at in self.recent if at > now - self.window] + [now]
         if len(self.recent) > self.limit:
             return self._throttle(request, now, extend=True)
-        self.served.append(request.path.decode())
+        self.served.append(path)
         return page(request)
 
     def _throttle(self, request: Request, now: float, extend: bool) -> bytes:
         self.throttled += 1
+        self.told.add(request.path.decode())
         if extend:
-            self.paused_until = now + self.pause
+            self.began, self.paused_until = now, now + self.pause
         request.setResponseCode(self.status)
         value = self.retry_after(now)
         if value is not None:
