@@ -36,7 +36,7 @@ from scrapy import signals
 
 from scrapy_robots._settings import number, read_bool
 from scrapy_robots.fetch import FETCH_META, site_of
-from scrapy_robots.retry_after import parse_retry_after
+from scrapy_robots.retry_after import QUOTED, parse_retry_after
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -96,7 +96,7 @@ class Pause:
     seconds: float  #: the pause, from the answer
     asked: float | None  #: what Retry-After asked (before the bound), None without one
     floor: float  #: the slot's delay from now on
-    first: bool  #: the slot was not paused already (one INFO line per pause)
+    first: bool  #: a new event, not an answer to a request sent before the last one (one INFO line each)
 
 
 @dataclass
@@ -134,7 +134,6 @@ class Backoff:
         if state is None:
             state = self._slots[key] = _SlotState()
             self._trim()
-        first = state.until <= now
         asked = None
         if retry_after is not None:
             asked = parse_retry_after(retry_after.decode("latin-1"), wall)
@@ -151,7 +150,7 @@ class Backoff:
             seconds = config.pause * 2 ** (state.throttles - 1) * (1 + JITTER * self.draw())
         seconds = min(seconds, config.max_pause)
         state.until = max(state.until, now + seconds)
-        return Pause(state.until, seconds, asked, state.floor, first)
+        return Pause(state.until, seconds, asked, state.floor, not same_event)
 
     def answered(self, key: str, base: float, sent: float) -> float | None:
         """An answer of slot ``key`` that is not a throttle, to a request sent at
@@ -251,8 +250,12 @@ class PageBackoff:
         self.stats.max_value("robotstxt/backoff/max_pause", round(pause.seconds, 3))
         if pause.asked is not None:
             self.stats.inc_value("robotstxt/backoff/retry_after")
-        if pause.asked is None:
-            source = "no Retry-After: ROBOTSTXT_BACKOFF_PAUSE, doubled per consecutive slow down"
+        doubled = "ROBOTSTXT_BACKOFF_PAUSE, doubled per consecutive slow down"
+        if pause.asked is None and retry_after is not None:
+            value = retry_after.decode("latin-1")[:QUOTED]
+            source = f"Retry-After {value!r} ignored: neither seconds nor an HTTP date; {doubled}"
+        elif pause.asked is None:
+            source = f"no Retry-After: {doubled}"
         elif pause.asked > pause.seconds:
             source = f"Retry-After asks {pause.asked:g}s, bounded by ROBOTSTXT_BACKOFF_MAX_PAUSE"
         else:

@@ -274,8 +274,14 @@ class SlotPacer:
         floored at ``floor`` (None: back to its configured pace), and no request of it
         starts within ``pause`` seconds from now."""
         self.apply_crawl_delay(request, SLOWED_DOWN, floor)
-        slot = self._live_slot(request) if pause > 0 else None
+        slot = self._live_slot(request)
         if slot is None:
+            return
+        if floor is not None and slot.delay > floor:
+            # Coming back: the floor raised the slot's delay, which only ever goes up
+            # for a Crawl-delay (AutoThrottle, if on, moves it again from there).
+            slot.delay = floor
+        if pause <= 0:
             return
         assert _slot_clock is not None
         # Scrapy waits ``download_delay() - now + lastseen`` before the slot's next

@@ -222,11 +222,14 @@ class RateLimited:
         retry_after: Callable[[float], str | None] | None = None,
         window: float = 1.0,
         grace: float = 0.2,
+        pauses: int | None = None,
     ):
         self.limit, self.pause, self.status, self.window = limit, pause, status, window
         #: requests this soon after the pause began were sent before its answer could arrive
         self.grace = grace
         self.began = 0.0
+        self.pauses = pauses  #: pauses the site asks at most (None: no end)
+        self.paused = 0
         # By default the pause's whole seconds left, at least 1.
         self.retry_after = retry_after or (lambda now: str(max(1, math.ceil(self.paused_until - now))))
         self.recent: list[float] = []
@@ -246,7 +249,8 @@ class RateLimited:
                 self.inside.append(now)
             return self._throttle(request, now, extend=False)
         self.recent = [at for at in self.recent if at > now - self.window] + [now]
-        if len(self.recent) > self.limit:
+        if len(self.recent) > self.limit and (self.pauses is None or self.paused < self.pauses):
+            self.paused += 1
             return self._throttle(request, now, extend=True)
         self.served.append(path)
         return page(request)

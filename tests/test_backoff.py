@@ -6,6 +6,7 @@ RetryMiddleware. Real crawls against real local servers, next to the crawl witho
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 import pytest_twisted
@@ -48,3 +49,87 @@ async def test_a_429_pauses_the_site_for_the_time_asked_and_every_page_comes(ser
     lines = [r.getMessage() for r in caplog.records if "says slow down" in r.getMessage()]
     assert len(lines) == stat(crawler, "robotstxt/backoff/paused"), lines
     assert lines[0].startswith(f"{site.url} says slow down (HTTP 429): its requests paused 2.0s (Retry-After)")
+
+
+def _in_seconds(seconds: float) -> str:
+    from email.utils import formatdate
+
+    return formatdate(time.time() + seconds, usegmt=True)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_503_with_an_http_date_pauses_and_one_without_the_header_does_not(serve):
+    # A 503 whose Retry-After is an HTTP date 2 s ahead: paused. The site's other 503s
+    # carry none: ordinary server errors, RetryMiddleware's alone (no pause counted).
+    dated = RateLimited(limit=2, pause=2, status=503, retry_after=lambda now: _in_seconds(2))
+    bare = RateLimited(limit=2, pause=2, status=503, retry_after=lambda now: None)
+    site, plain = limited_site(serve, dated), limited_site(serve, bare)
+    urls = [f"{s.url}/p{i}" for s in (site, plain) for i in range(8)]
+    crawler = await crawl(urls)
+    assert dated.inside == [] and sorted(set(dated.served)) == sorted(f"/p{i}" for i in range(8))
+    assert stat(crawler, "robotstxt/backoff/throttled/503") == dated.throttled
+    assert stat(crawler, "robotstxt/backoff/retry_after") >= 1
+    assert bare.throttled and bare.inside  # not paused: retried at once, as Scrapy does
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        # a day asked: ROBOTSTXT_BACKOFF_MAX_PAUSE (1 s here)
+        ("86400", "paused 1.0s (Retry-After asks 86400s, bounded by ROBOTSTXT_BACKOFF_MAX_PAUSE)"),
+        # garbage: as without the header (ROBOTSTXT_BACKOFF_PAUSE, 0.5 s here, and a jitter)
+        ("soon", "s (Retry-After 'soon' ignored: neither seconds nor an HTTP date; ROBOTSTXT_BACKOFF_PAUSE"),
+        ("-5", "s (Retry-After '-5' ignored: neither seconds nor an HTTP date; ROBOTSTXT_BACKOFF_PAUSE"),
+        ("Thu, 01 Jan 1970 00:00:00 GMT", "paused 0.0s (Retry-After)"),  # a date in the past: now
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_a_hostile_retry_after_gets_the_bound_or_is_ignored(serve, caplog, value, said):
+    limiter = RateLimited(limit=2, pause=0.3, retry_after=lambda now: value, pauses=1)
+    site = limited_site(serve, limiter)
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    crawler = await crawl(
+        [f"{site.url}/p{i}" for i in range(6)],
+        ROBOTSTXT_BACKOFF_MAX_PAUSE=1,
+        ROBOTSTXT_BACKOFF_PAUSE=0.5,
+        RETRY_TIMES=5,
+    )
+    assert sorted(set(limiter.served)) == sorted(f"/p{i}" for i in range(6))
+    assert stat(crawler, "robotstxt/backoff/max_pause") <= 1.0
+    [line] = [r.getMessage() for r in caplog.records if "says slow down" in r.getMessage()]
+    assert said in line, line
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+class _Spaced:
+    """The gaps between a site's page requests, in arrival order."""
+
+    @staticmethod
+    def of(site: SiteServer) -> list[float]:
+        times = sorted(hit.at for hit in site.page_hits())
+        return [later - earlier for earlier, later in zip(times, times[1:])]
+
+
+@pytest_twisted.ensureDeferred
+async def test_after_the_pause_the_site_is_paced_slower_then_comes_back_gradually(serve):
+    # A site at DOWNLOAD_DELAY 0.2 that throttles once (more than 3 requests in a second).
+    # After its pause: a delay of 2 x 1 s (MIN_DELAY), back to 0.2 s in 4 equal steps:
+    # 2, 1.55, 1.1, 0.65, then 0.2, each step one request late (the slot's next start is
+    # set when an answer comes, before the step that answer makes).
+    limiter = RateLimited(limit=3, pause=0.5, pauses=1)
+    site = limited_site(serve, limiter)
+    crawler = await crawl(
+        [f"{site.url}/p{i}" for i in range(14)],
+        DOWNLOAD_DELAY=0.2,
+        RANDOMIZE_DOWNLOAD_DELAY=False,
+        CONCURRENT_REQUESTS_PER_DOMAIN=16,
+        ROBOTSTXT_BACKOFF_RECOVERY=4,
+    )
+    assert stat(crawler, "robotstxt/backoff/paused") == 1
+    gaps = _Spaced.of(site)
+    throttled_at = next(i for i, gap in enumerate(gaps) if gap >= 1.9)
+    after = gaps[throttled_at : throttled_at + 6]
+    expected = [2.0, 2.0, 1.55, 1.1, 0.65, 0.2]
+    assert all(got >= want - 0.05 for got, want in zip(after, expected)), after
+    assert after[-1] < 0.5, after  # back at the configured pace, not stuck slow
+    assert min(gaps) >= 0.19  # never below DOWNLOAD_DELAY
