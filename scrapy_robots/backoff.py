@@ -24,23 +24,26 @@ in, the random draw too; :mod:`scrapy_robots.slots` applies the result to the sl
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scrapy import signals
+from scrapy import Request, signals
 
 from scrapy_robots._settings import number, read_bool
 from scrapy_robots.fetch import FETCH_META, site_of
 from scrapy_robots.retry_after import QUOTED, parse_retry_after
+from scrapy_robots.slots import DOWNLOAD_SLOT
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.http import Request, Response
+    from scrapy.http import Response
     from scrapy.settings import BaseSettings
 
     from scrapy_robots.slots import SlotPacer
@@ -55,6 +58,10 @@ ALWAYS = frozenset({429})
 MIN_DELAY = 1.0
 #: The largest random lengthening of a pause without Retry-After, as a fraction of it.
 JITTER = 0.25
+#: What a request waiting for its slot's pause is waiting for (the close's reason).
+PAUSED = "{site} had said slow down: its requests wait for the pause it asked"
+#: The file under JOBDIR that keeps the pauses of a stopped crawl.
+JOBDIR_FILE = "robotstxt-backoff.json"
 #: Slots whose state is kept at most (a broad crawl's throttling sites); the oldest
 #: recovered one goes first.
 MAX_SLOTS = 10_000
@@ -180,6 +187,33 @@ class Backoff:
     def __len__(self) -> int:
         return len(self._slots)
 
+    def export(self, now: float, wall: float) -> dict[str, dict[str, float]]:
+        """Every slot still paused or slowed, as JSON data: the pause's end in wall time
+        (``wall`` is ``now`` on the wall clock), the floor and its step."""
+        return {
+            key: {"until": wall + state.until - now, "floor": state.floor, "step": state.step}
+            for key, state in self._slots.items()
+            if state.until > now or state.floor
+        }
+
+    def restore(self, data: dict[str, Any], now: float, wall: float) -> list[tuple[str, float, float]]:
+        """The slots of :meth:`export` (another run's): each as (key, floor, seconds of
+        pause left). A malformed item is skipped."""
+        restored = []
+        for key, item in data.items():
+            try:
+                left = float(item["until"]) - wall
+                floor, step = float(item["floor"]), float(item["step"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if not (isinstance(key, str) and floor >= 0 and step >= 0):
+                continue
+            left = min(max(left, 0.0), self.config.max_pause)
+            self._slots[key] = _SlotState(throttles=1, since=now, until=now + left, floor=floor, step=step)
+            restored.append((key, floor, left))
+        self._trim()
+        return restored
+
     def _trim(self) -> None:
         while len(self._slots) > MAX_SLOTS:
             self._slots.popitem(last=False)
@@ -199,6 +233,47 @@ class PageBackoff:
         self.rules = Backoff(config)
         self._paused: dict[str, float] = {}  #: slot key -> when its pause began (for the resume line)
         crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
+        jobdir = crawler.settings.get("JOBDIR")
+        #: a JOBDIR crawl keeps its pauses with the job: a resumed crawl still honours them
+        self.path = Path(jobdir) / JOBDIR_FILE if jobdir else None
+        if self.path is not None:
+            crawler.signals.connect(self._opened, signal=signals.spider_opened)
+            crawler.signals.connect(self._closed, signal=signals.spider_closed)
+
+    def _opened(self, spider: Any) -> None:
+        assert self.path is not None
+        try:
+            data = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            logger.warning("Ignoring %(path)s: %(error)s", {"path": self.path, "error": exc}, extra={"spider": spider})
+            return
+        if not isinstance(data, dict):
+            return
+        for key, floor, left in self.rules.restore(data, self.slots.now(), time.time()):
+            request = Request(f"http://{key}/", meta={DOWNLOAD_SLOT: key})
+            self.slots.slow_down(request, floor or None, left)
+            self.stats.inc_value("robotstxt/backoff/restored")
+            logger.info(
+                "Slot %(key)s restored from the job: paused %(left).1fs more, then at a delay of %(floor)gs",
+                {"key": key, "left": left, "floor": floor},
+                extra={"spider": spider},
+            )
+
+    def _closed(self, spider: Any) -> None:
+        assert self.path is not None
+        data = self.rules.export(self.slots.now(), time.time())
+        partial = self.path.with_suffix(".tmp")
+        try:
+            partial.write_text(json.dumps(data))
+            partial.replace(self.path)
+        except OSError as exc:
+            logger.warning("Could not keep the pauses in %(path)s: %(error)s", {"path": self.path, "error": exc})
+
+    def pause_left(self, request: Request) -> float:
+        """Seconds before ``request``'s slot may start a request again (0: none)."""
+        return self.rules.paused_until(self.slots.key(request)) - self.slots.now()
 
     def _downloaded(self, response: Response, request: Request, **kwargs: Any) -> None:
         if request.meta.get(FETCH_META):

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_robots.addon import STOCK
-from scrapy_robots.backoff import BackoffConfig, PageBackoff
+from scrapy_robots.backoff import PAUSED, BackoffConfig, PageBackoff
 from scrapy_robots.cache import RobotsCache, RobotsEntry, RobotsStorage, check_storage_class
 from scrapy_robots.config import RobotsConfig, cache_size
 from scrapy_robots.fetch import RobotsFetcher
@@ -28,7 +29,7 @@ from scrapy_robots.serving import ROBOTS_PATH, RobotsServer
 from scrapy_robots.sites import SiteBook
 from scrapy_robots.slots import SlotPacer, leave_redirecting_hosts_slot, warn_at_start_if_slots_missing
 from scrapy_robots.verdict import ALLOWED, FORBIDDEN, OtherAgent, Verdict, verdict
-from scrapy_robots.waiting import CrawlClosing, RoomFull, WaitingRoom
+from scrapy_robots.waiting import CrawlClosing, RoomFull, WaitingRoom, timer
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -103,8 +104,8 @@ class RobotsTxtMiddleware:
         except OtherAgent as other:  # a request with its own User-Agent: its rules, once
             await self.sites.learn_agent(entry, other.agent, request)
             return await self._process_slowly(request, site)
-        turn = self.pacing.pace(entry, request)
-        if turn is not None:  # a pace shared with other crawlers: wait for the site's turn
+        turn = self._turn(entry, request)
+        if turn is not None:  # a pause, or a pace shared with other crawlers: wait for it
             return await self._wait(request, turn)
         return None
 
@@ -128,8 +129,27 @@ class RobotsTxtMiddleware:
         except OtherAgent as other:
             await self.sites.learn_agent(entry, other.agent, request)
             self._obey(entry, request)
-        turn = self.pacing.pace(entry, request)
+        turn = self._turn(entry, request)
         return None if turn is None else await self._wait(request, turn)
+
+    def _turn(self, entry: RobotsEntry, request: Request) -> Awaitable[None] | None:
+        """What ``request`` waits for before the downloader, None for nothing: its slot's
+        pause (the site said slow down: backoff.py), then its turn in the site's pace."""
+        if self.backoff is not None and self.backoff.rules:  # some slot was told to slow down
+            left = self.backoff.pause_left(request)
+            if left > 0:
+                return self._after_pause(entry, request, left)
+        return self.pacing.pace(entry, request)
+
+    async def _after_pause(self, entry: RobotsEntry, request: Request, left: float) -> None:
+        # Outside the downloader's concurrency, as for robots.txt: the other sites go on.
+        if self.room.full():
+            await maybe_deferred_to_future(timer(left))
+        else:
+            await self.room.wait(request, entry.site, PAUSED, timer(left))
+        turn = self.pacing.pace(entry, request)
+        if turn is not None:
+            await turn
 
     async def _wait(self, request: Request, turn: Awaitable[None]) -> Request | None:
         try:

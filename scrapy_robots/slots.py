@@ -288,6 +288,10 @@ class SlotPacer:
         # start, and the floored delay is at least ``floor``: at least ``pause``.
         slot.lastseen = max(slot.lastseen, _slot_clock() + pause - (floor or 0.0))
 
+    def key(self, request: Request) -> str:
+        """``request``'s slot key, as Scrapy's downloader makes it."""
+        return self._downloader().get_slot_key(request)
+
     def now(self) -> float:
         """The clock of the slots' ``lastseen``."""
         assert _slot_clock is not None

@@ -55,10 +55,13 @@ PRIORITY_BEFORE_OVERFLOW = "_robotstxt_priority"
 
 
 class CrawlClosing(Exception):
-    """The crawl began closing while a request waited for its site's robots.txt."""
+    """The crawl began closing while a request waited for its site's robots.txt (``state``:
+    what robots.txt was, "being fetched"), or for something else (a ``state`` that names
+    ``{site}`` itself: "{site} had said slow down")."""
 
     def __init__(self, site: str, state: str):
-        super().__init__(f"crawl closing while robots.txt of {site} was {state}")
+        what = state.format(site=site) if "{site}" in state else f"robots.txt of {site} was {state}"
+        super().__init__(f"crawl closing while {what}")
         self.site = site
         self.state = state
 

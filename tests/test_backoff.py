@@ -6,6 +6,7 @@ RetryMiddleware. Real crawls against real local servers, next to the crawl witho
 from __future__ import annotations
 
 import logging
+import math
 import time
 
 import pytest
@@ -54,7 +55,8 @@ async def test_a_429_pauses_the_site_for_the_time_asked_and_every_page_comes(ser
 def _in_seconds(seconds: float) -> str:
     from email.utils import formatdate
 
-    return formatdate(time.time() + seconds, usegmt=True)
+    # Whole seconds, rounded up: never before the end of the pause the site enforces.
+    return formatdate(math.ceil(time.time() + seconds), usegmt=True)
 
 
 @pytest_twisted.ensureDeferred
@@ -133,3 +135,34 @@ async def test_after_the_pause_the_site_is_paced_slower_then_comes_back_graduall
     assert all(got >= want - 0.05 for got, want in zip(after, expected)), after
     assert after[-1] < 0.5, after  # back at the configured pace, not stuck slow
     assert min(gaps) >= 0.19  # never below DOWNLOAD_DELAY
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_jobdir_crawl_stopped_twice_during_a_pause_resumes_with_the_pause_in_force(serve, tmp_path):
+    # The site asks 6 s after its second page. The crawl is stopped with Ctrl-C during the
+    # pause, resumed, stopped again, resumed: the pause holds across each resume (kept
+    # with the job), nothing is lost, each page comes once.
+    from test_stopping import OURS, SETTINGS, ended, sleep, until
+
+    from processes import run_spider
+
+    limiter = RateLimited(limit=1, pause=6, pauses=1)
+    site = limited_site(serve, limiter)
+    urls = [f"{site.url}/p{i}" for i in range(5)]
+    settings = {**SETTINGS, "DOWNLOADER_MIDDLEWARES": OURS, "JOBDIR": str(tmp_path / "job")}
+    stops = []
+    for _ in range(2):
+        handle = run_spider(urls, tmp_path, **settings)
+        await until(lambda: limiter.throttled > 0, 20, "the site to say slow down")
+        await sleep(1.0)
+        sent = handle.signal("INT")
+        run = await ended(handle, timeout=20)
+        stops.append(run["ended_at"] - sent)
+        assert not run["killed"] and run["reason"] == "shutdown", run["log"][-3000:]
+        assert time.monotonic() < limiter.paused_until, "the first run outlived the pause"
+    last = await ended(run_spider(urls, tmp_path, **settings), timeout=60)
+    assert last["exit"] == 0 and last["reason"] == "finished", last["log"][-3000:]
+    assert limiter.inside == [], limiter.inside
+    assert sorted(limiter.served) == sorted(f"/p{i}" for i in range(5))  # each once
+    assert last["stats"].get("robotstxt/backoff/restored") == 1
+    assert all(stop < 5 for stop in stops), stops  # not held for the pause
