@@ -142,9 +142,8 @@ async def test_a_jobdir_crawl_stopped_twice_during_a_pause_resumes_with_the_paus
     # The site asks 6 s after its second page. The crawl is stopped with Ctrl-C during the
     # pause, resumed, stopped again, resumed: the pause holds across each resume (kept
     # with the job), nothing is lost, each page comes once.
-    from test_stopping import OURS, SETTINGS, ended, sleep, until
-
     from processes import run_spider
+    from test_stopping import OURS, SETTINGS, ended, sleep, until
 
     limiter = RateLimited(limit=1, pause=6, pauses=1)
     site = limited_site(serve, limiter)
