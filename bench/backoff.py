@@ -4,7 +4,7 @@ every request counted where it matters, at the server.
     .venv/bin/python bench/backoff.py            # 2 sites x 40 pages + a quiet one (about 1 min)
     .venv/bin/python bench/backoff.py --quick    # 2 sites x 16 pages
 
-Two limited sites, each on its own 127.0.0.x (from 60 up, clear of the tests and the
+Two limited sites, each on its own 127.0.0.x (from 90 up, clear of the tests and the
 other benchmarks), and a quiet one beside them:
 
 - ``429``: more than 2 requests within a second gets ``429`` with ``Retry-After: 5`` and
@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from _common import print_table, run_in_reactor  # noqa: E402
 
 TIMEOUT = 120.0
-FIRST_HOST = 60
+FIRST_HOST = 90
 PAUSE = 5.0
 STOCK_MIDDLEWARES = {"scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 100}
 MODES: dict[str, dict[str, Any]] = {
