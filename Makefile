@@ -74,11 +74,11 @@ test: $(INSTALLED) $(REPPY) $(SCRAPY_TESTS) redis-server lint docs
 # oldest with the oldest dependencies tox.ini pins, and one in the middle. Each gets a
 # virtualenv of its own (.venv-compat-*, built once), the package installed from the
 # checkout as a user would (not editable, again at each run), and a named subset of
-# the suite: real crawls, the add-on, Crawl-delay, the command, the stop paths, the fleet.
+# the suite: real crawls, the add-on, Crawl-delay, the page backoff, the command, the stop paths, the fleet.
 # Scrapy's stock middleware is left out (-k "not stock"): that is Scrapy under test, not us.
 COMPAT_OLDEST := 'scrapy==2.13.0' 'twisted<25' 'protego==0.7.0'
 COMPAT_MIDDLE := 'scrapy==2.16.*'
-COMPAT_TESTS := tests/test_compat.py tests/test_addon.py tests/test_crawl_delay.py tests/test_command.py \
+COMPAT_TESTS := tests/test_compat.py tests/test_addon.py tests/test_crawl_delay.py tests/test_command.py tests/test_backoff.py \
   tests/test_stopping.py tests/test_fleet.py tests/test_fleet_inprocess.py
 
 .venv-compat-%/.deps: setup.cfg setup.py
