@@ -24,6 +24,7 @@ in, the random draw too; :mod:`scrapy_robots.slots` applies the result to the sl
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import random
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from scrapy.settings import BaseSettings
 
-    from scrapy_robots.slots import SlotPacer
+    from scrapy_robots.pacing import SitePacing
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +61,8 @@ MIN_DELAY = 1.0
 JITTER = 0.25
 #: What a request waiting for its slot's pause is waiting for (the close's reason).
 PAUSED = "{site} had said slow down: its requests wait for the pause it asked"
+#: Seconds between two reads of the fleet's pauses (a pace shared through Redis).
+FLEET_POLL = 0.5
 #: The file under JOBDIR that keeps the pauses of a stopped crawl.
 JOBDIR_FILE = "robotstxt-backoff.json"
 #: Slots whose state is kept at most (a broad crawl's throttling sites); the oldest
@@ -196,23 +199,34 @@ class Backoff:
             if state.until > now or state.floor
         }
 
-    def restore(self, data: dict[str, Any], now: float, wall: float) -> list[tuple[str, float, float]]:
-        """The slots of :meth:`export` (another run's): each as (key, floor, seconds of
-        pause left). A malformed item is skipped."""
-        restored = []
+    def exported(self, data: dict[str, Any], wall: float) -> list[tuple[str, float, float]]:
+        """The slots of :meth:`export` (another run's), as (key, floor, seconds of pause
+        left, within ROBOTSTXT_BACKOFF_MAX_PAUSE). A malformed item is skipped."""
+        found = []
         for key, item in data.items():
             try:
                 left = float(item["until"]) - wall
-                floor, step = float(item["floor"]), float(item["step"])
+                floor = float(item["floor"])
             except (KeyError, TypeError, ValueError):
                 continue
-            if not (isinstance(key, str) and floor >= 0 and step >= 0):
-                continue
-            left = min(max(left, 0.0), self.config.max_pause)
-            self._slots[key] = _SlotState(throttles=1, since=now, until=now + left, floor=floor, step=step)
-            restored.append((key, floor, left))
-        self._trim()
-        return restored
+            if isinstance(key, str) and floor >= 0:
+                found.append((key, floor, min(max(left, 0.0), self.config.max_pause)))
+        return found
+
+    def adopt(self, key: str, base: float, floor: float, left: float, now: float) -> float | None:
+        """Slot ``key`` paused ``left`` seconds, then paced at ``floor`` (back to ``base`` in
+        the usual steps), unless it is paused longer or slower already: the floor now."""
+        state = self._slots.get(key)
+        if state is None:
+            state = self._slots[key] = _SlotState()
+            self._trim()
+        state.throttles = max(state.throttles, 1)
+        state.since = max(state.since, now)
+        state.until = max(state.until, now + min(left, self.config.max_pause))
+        if floor > max(state.floor, base):
+            state.floor = floor
+            state.step = (floor - base) / self.config.recovery
+        return state.floor or None
 
     def _trim(self) -> None:
         while len(self._slots) > MAX_SLOTS:
@@ -226,21 +240,43 @@ class PageBackoff:
     One INFO line when a site is paused and one when its first answer after the pause
     comes back; the requests themselves are not logged."""
 
-    def __init__(self, crawler: Crawler, slots: SlotPacer, config: BackoffConfig):
+    def __init__(self, crawler: Crawler, pacing: SitePacing, config: BackoffConfig):
         self.crawler = crawler
         self.stats = crawler.stats
-        self.slots = slots
+        self.pacing = pacing
+        self.slots = pacing.slots
         self.rules = Backoff(config)
         self._paused: dict[str, float] = {}  #: slot key -> when its pause began (for the resume line)
         crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
         jobdir = crawler.settings.get("JOBDIR")
         #: a JOBDIR crawl keeps its pauses with the job: a resumed crawl still honours them
         self.path = Path(jobdir) / JOBDIR_FILE if jobdir else None
-        if self.path is not None:
-            crawler.signals.connect(self._opened, signal=signals.spider_opened)
-            crawler.signals.connect(self._closed, signal=signals.spider_closed)
+        #: the fleet's pauses, read each second while the crawl runs (a pace shared through Redis)
+        shares = getattr(getattr(pacing, "shared", None), "pauses", None) is not None
+        self.fleet = FleetPauses(self) if shares else None
+        crawler.signals.connect(self._opened, signal=signals.spider_opened)
+        crawler.signals.connect(self._closed, signal=signals.spider_closed)
 
     def _opened(self, spider: Any) -> None:
+        if self.fleet is not None:
+            self.fleet.start()
+        if self.path is not None:
+            self._restore(spider)
+
+    def adopt(self, key: str, floor: float, left: float, why: str) -> None:
+        """Pause slot ``key`` for ``left`` seconds, then pace it at ``floor``: a pause kept
+        with the job, or another crawler's of the fleet."""
+        request = Request(f"http://{key}/", meta={DOWNLOAD_SLOT: key})
+        now = self.slots.now()
+        floor = self.rules.adopt(key, self.slots.configured_delay(request), floor, left, now)
+        self.slots.slow_down(request, floor, left)
+        logger.info(
+            "Slot %(key)s %(why)s: paused %(left).1fs more, then at a delay of %(floor)gs",
+            {"key": key, "why": why, "left": left, "floor": floor or 0.0},
+            extra={"spider": self.crawler.spider},
+        )
+
+    def _restore(self, spider: Any) -> None:
         assert self.path is not None
         try:
             data = json.loads(self.path.read_text())
@@ -251,18 +287,15 @@ class PageBackoff:
             return
         if not isinstance(data, dict):
             return
-        for key, floor, left in self.rules.restore(data, self.slots.now(), time.time()):
-            request = Request(f"http://{key}/", meta={DOWNLOAD_SLOT: key})
-            self.slots.slow_down(request, floor or None, left)
+        for key, floor, left in self.rules.exported(data, time.time()):
+            self.adopt(key, floor, left, "restored from the job")
             self.stats.inc_value("robotstxt/backoff/restored")
-            logger.info(
-                "Slot %(key)s restored from the job: paused %(left).1fs more, then at a delay of %(floor)gs",
-                {"key": key, "left": left, "floor": floor},
-                extra={"spider": spider},
-            )
 
     def _closed(self, spider: Any) -> None:
-        assert self.path is not None
+        if self.fleet is not None:
+            self.fleet.stop()
+        if self.path is None:
+            return
         data = self.rules.export(self.slots.now(), time.time())
         partial = self.path.with_suffix(".tmp")
         try:
@@ -316,6 +349,8 @@ class PageBackoff:
     ) -> None:
         pause = self.rules.throttled(key, base, retry_after, sent, now, time.time())
         self.slots.slow_down(request, pause.floor, pause.until - now)
+        if self.fleet is not None:
+            self.fleet.tell(key, pause.floor, pause.until - now)
         self.stats.inc_value("robotstxt/backoff/throttled")
         self.stats.inc_value(f"robotstxt/backoff/throttled/{response.status}")
         if not pause.first:
@@ -348,3 +383,50 @@ class PageBackoff:
             },
             extra={"spider": self.crawler.spider},
         )
+
+
+class FleetPauses:
+    """A "slow down" heard by one crawler of a fleet pauses the slot for all of them:
+    it is written to the slot's pace in Redis (which every reservation of a fleet-paced
+    slot reads at once), and every crawler reads the fleet's pauses each
+    ``FLEET_POLL`` seconds for its other slots (within that time, then)."""
+
+    def __init__(self, backoff: PageBackoff):
+        self.backoff = backoff
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._poll: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._poll = asyncio.ensure_future(self._listen())
+
+    def stop(self) -> None:
+        if self._poll is not None:
+            self._poll.cancel()
+            self._poll = None
+
+    def tell(self, key: str, floor: float, seconds: float) -> None:
+        told = self.backoff.pacing.slowed_down(key, floor, seconds)
+        if told is not None:
+            task = asyncio.ensure_future(told)
+            self._tasks.add(task)
+            task.add_done_callback(self._told)
+
+    def _told(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:  # a bug: an outage returns None
+            logger.error("Could not tell the fleet of a pause", exc_info=task.exception())
+
+    async def _listen(self) -> None:
+        backoff = self.backoff
+        while True:
+            await asyncio.sleep(FLEET_POLL)
+            try:
+                found = await backoff.pacing.shared_pauses() or []
+            except Exception:  # a bug, not an outage (those return None): said, never fatal
+                logger.exception("Could not read the fleet's pauses")
+                continue
+            now = backoff.slots.now()
+            for key, left, floor in found:
+                if backoff.rules.paused_until(key) < now + left - FLEET_POLL / 10:
+                    backoff.stats.inc_value("robotstxt/backoff/fleet_paused")
+                    backoff.adopt(key, floor, left, "paused by another crawler of the fleet")

@@ -63,7 +63,7 @@ class RobotsTxtMiddleware:
         self.pacing = self._pacing(crawler, self.storage, self.room)
         backoff = BackoffConfig.from_settings(crawler.settings)
         # "Slow down" answers to pages pause their slot (backoff.py): it hears them itself.
-        self.backoff = PageBackoff(crawler, self.pacing.slots, backoff) if backoff.enabled else None
+        self.backoff = PageBackoff(crawler, self.pacing, backoff) if backoff.enabled else None
         if config.crawl_delay:
             warn_at_start_if_slots_missing(crawler)
         fetcher = RobotsFetcher(crawler, config)

@@ -50,3 +50,14 @@ class SitePacing:
         """The site's robots.txt was just downloaded: a start in its pace, which a pace
         shared with other crawlers counts (the local slot counted it already)."""
         return None
+
+    def slowed_down(self, key: str, delay: float, seconds: float) -> Awaitable[object] | None:
+        """Slot ``key`` was told to slow down (scrapy_robots.backoff): a pause of ``seconds``,
+        then ``delay``; what a pace shared with other crawlers tells them (the local slot
+        has it already)."""
+        return None
+
+    def shared_pauses(self) -> Awaitable[list[tuple[str, float, float]] | None] | None:
+        """The pauses other crawlers sharing the pace were told (slot, seconds left,
+        delay); None: no pace is shared."""
+        return None

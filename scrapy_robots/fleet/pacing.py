@@ -129,6 +129,42 @@ return 0
 )
 
 
+# A "slow down" (scrapy_robots.backoff): no start of the slot before ARGV[3] microseconds
+# from now; the slot is listed in KEYS[3] (a sorted set: slot -> end of its pause, Redis
+# clock), which every crawler reads each second (PAUSES) for the slots it does not pace
+# through the fleet.
+PAUSE = (
+    _STATE
+    + f"""
+local ends = now + tonumber(ARGV[3])
+save(math.max(tonumber(state[1] or '0'), ends - interval))
+if ends > tonumber(redis.call('ZSCORE', KEYS[3], ARGV[4]) or '0') then
+  redis.call('ZADD', KEYS[3], ends, ARGV[4])
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+redis.call('PEXPIRE', KEYS[3], math.floor((ends - now) / 1000) + {PACE_KEEP * 1000})
+return 0
+"""
+)
+
+# The slots paused now: {slot, microseconds left, its interval, ...}. KEYS[1]: the set of
+# pauses; ARGV[1]: the prefix of the slots' pace hashes.
+PAUSES = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local found = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+local out = {}
+for i = 1, #found, 2 do
+  local interval = redis.call('HGET', ARGV[1] .. found[i], 'interval') or '0'
+  table.insert(out, found[i])
+  table.insert(out, tonumber(found[i + 1]) - now)
+  table.insert(out, tonumber(interval))
+end
+return out
+"""
+
+
 @dataclass(frozen=True)
 class Reservation:
     wait: float  #: seconds until the reserved start
@@ -145,6 +181,8 @@ class RedisPacer:
         self.crawler_id = crawler_id
         self._script: Any = link.client.register_script(RESERVE)
         self._mark: Any = link.client.register_script(MARK)
+        self._pause: Any = link.client.register_script(PAUSE)
+        self._pauses: Any = link.client.register_script(PAUSES)
 
     def _keys(self, slot: str) -> list[str]:
         return [f"{self.prefix}:slotpace:{slot}", f"{self.prefix}:pace-epoch", f"{self.prefix}:crawlers"]
@@ -166,6 +204,21 @@ class RedisPacer:
         await self.link.call(
             self._mark, keys=self._keys(slot)[:2], args=[_micro(interval), _micro(unknown), _micro(ago)]
         )
+
+    async def pause(self, slot: str, interval: float, seconds: float) -> None:
+        """No start of the slot for ``seconds`` (a "slow down"), for every crawler; its
+        interval at least ``interval`` (the raised delay). Raises FleetUnavailable."""
+        keys = [*self._keys(slot)[:2], f"{self.prefix}:pauses"]
+        await self.link.call(self._pause, keys=keys, args=[_micro(interval), 0, _micro(seconds), slot])
+
+    async def pauses(self) -> list[tuple[str, float, float]]:
+        """The slots paused now: (slot, seconds left, interval). Raises FleetUnavailable."""
+        found = await self.link.call(self._pauses, keys=[f"{self.prefix}:pauses"], args=[f"{self.prefix}:slotpace:"])
+        return [(_text(found[i]), int(found[i + 1]) / 1e6, int(found[i + 2]) / 1e6) for i in range(0, len(found), 3)]
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _micro(seconds: float) -> int:
@@ -258,6 +311,14 @@ class SharedPacing(SitePacing):
     def _check_closing(self, site: str) -> None:
         if self.room.closing or engine_closing(self.crawler):
             raise CrawlClosing(site, TURN)
+
+    def slowed_down(self, key: str, delay: float, seconds: float) -> Awaitable[object] | None:
+        pause = getattr(self.shared, "pause", None)
+        return None if pause is None else pause(key, delay, seconds)
+
+    def shared_pauses(self) -> Awaitable[list[tuple[str, float, float]] | None] | None:
+        pauses = getattr(self.shared, "pauses", None)
+        return None if pauses is None else pauses()
 
     def fetched(self, entry: RobotsEntry, result: FetchResult) -> Awaitable[object] | None:
         if entry.delay is None or entry.delay.applied is None or result.response is None:

@@ -360,3 +360,21 @@ class FleetPacer:
             self.count("fallback")
             return None
         return True
+
+    async def pause(self, slot: str, delay: float, seconds: float) -> bool | None:
+        """A "slow down" for every crawler of the fleet (scrapy_robots.backoff)."""
+        try:
+            await self.redis.pause(slot, delay + self.margin, seconds)
+        except FleetUnavailable:
+            self.count("fallback")
+            return None
+        self.count("paused")
+        return True
+
+    async def pauses(self) -> list[tuple[str, float, float]] | None:
+        """The slots paused now, fleet-wide: (slot, seconds left, delay); None while Redis is away."""
+        try:
+            found = await self.redis.pauses()
+        except FleetUnavailable:
+            return None
+        return [(slot, left, max(interval - self.margin, 0.0)) for slot, left, interval in found]
