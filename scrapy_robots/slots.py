@@ -372,10 +372,18 @@ class SlotPacer:
         its floor, the largest delay of its sites and the user's, as the local pace keeps."""
         downloader = self._downloader()
         key = downloader.get_slot_key(request)
-        delays = self._delays.setdefault(key, {})
-        delays[site] = delay
-        self.paced_sites.add(site)
-        return key, slot_delay(self.user_delay(request), max(delays.values()))
+        if delay > 0:
+            delays = self._delays.setdefault(key, {})
+            delays[site] = delay
+            self.paced_sites.add(site)
+        else:  # no delay of its own, or no longer (its robots.txt dropped it)
+            delays = self._delays.get(key, {})
+            if delays.pop(site, None) is not None:
+                self.paced_sites.discard(site)
+                if not delays:
+                    del self._delays[key]
+                    self._restore(downloader, key)
+        return key, slot_delay(self.user_delay(request), max(delays.values(), default=None))
 
     def site_slot_key(self, site: str) -> str:
         """The slot key of ``site``'s pages (unless a request names its own ``download_slot``)."""
@@ -432,6 +440,8 @@ class SlotPacer:
         slot.__class__ = self._classes[(base, floor, fleet)]
 
     def _restore(self, downloader: Any, key: str) -> None:
+        if key not in self._original:  # its delays were the fleet's only: nothing set here
+            return
         original = self._original.pop(key)
         if original is None:
             downloader.per_slot_settings.pop(key, None)

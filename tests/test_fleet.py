@@ -27,6 +27,8 @@ def assert_clean(results, expected_downloads: int):
     for result in results:
         assert result["exit"] == 0, result["log"][-3000:]
         assert result["failed"] == {}, result["failed"]
+        assert "Traceback" not in result["log"], result["log"][-3000:]
+        assert "robotstxt/crawl_delay/error" not in result["stats"], result["stats"]
     assert sum(len(r["downloaded"]) for r in results) == expected_downloads
 
 
