@@ -418,15 +418,15 @@ class FleetPauses:
 
     async def _listen(self) -> None:
         backoff = self.backoff
-        while True:
-            await asyncio.sleep(FLEET_POLL)
+        while True:  # at once, then each FLEET_POLL: a crawler that joins hears the pauses before it starts
             try:
                 found = await backoff.pacing.shared_pauses() or []
             except Exception:  # a bug, not an outage (those return None): said, never fatal
                 logger.exception("Could not read the fleet's pauses")
-                continue
+                found = []
             now = backoff.slots.now()
             for key, left, floor in found:
                 if backoff.rules.paused_until(key) < now + left - FLEET_POLL / 10:
                     backoff.stats.inc_value("robotstxt/backoff/fleet_paused")
                     backoff.adopt(key, floor, left, "paused by another crawler of the fleet")
+            await asyncio.sleep(FLEET_POLL)
