@@ -1,8 +1,8 @@
 """Sites that say "slow down", crawled by this package and by Scrapy's stock middlewares;
 every request counted where it matters, at the server.
 
-    .venv/bin/python bench/backoff.py            # 2 sites x 40 pages + a quiet one (about 1 min)
-    .venv/bin/python bench/backoff.py --quick    # 2 sites x 16 pages
+    .venv/bin/python bench/backoff.py            # 2 sites x 40 pages + a quiet one (about 3 min)
+    .venv/bin/python bench/backoff.py --quick    # 2 sites x 16 pages (about 2 min)
 
 Two limited sites, each on its own 127.0.0.x (from 90 up, clear of the tests and the
 other benchmarks), and a quiet one beside them:
@@ -16,7 +16,10 @@ Modes, each crawl in its own subprocess of this script (``--one MODE`` prints on
 
 - ``ours``: the package's middleware, the backoff on (the default);
 - ``stock``: Scrapy's own RobotsTxtMiddleware and RetryMiddleware with their defaults (the anchor);
-- ``off``: ours with ``ROBOTSTXT_BACKOFF = False`` (what the backoff alone changes).
+- ``off``: ours with ``ROBOTSTXT_BACKOFF = False`` (what the backoff alone changes);
+- ``fleet-ours`` and ``fleet-stock``: three ``scrapy crawl`` processes of tests/fleet_project
+  over one redis-server, each with its own share of every site (the in-memory scheduler),
+  with ours (the fleet storage) and with Scrapy's stock middlewares.
 
 For each site: requests inside a pause the site had asked for (after its answer could have
 arrived: a retry of a page told to slow down, or any request sent 0.2 s after the pause
@@ -53,6 +56,18 @@ MODES: dict[str, dict[str, Any]] = {
     "stock": {"DOWNLOADER_MIDDLEWARES": STOCK_MIDDLEWARES},
     "off": {"ROBOTSTXT_BACKOFF": False},
 }
+#: Three `scrapy crawl` processes of tests/fleet_project, each with its own share of the
+#: URLs (the in-memory scheduler), over one redis-server: ours, and Scrapy's stock
+#: middlewares in the same project (the add-on off).
+FLEET_MODES: dict[str, dict[str, Any]] = {
+    "fleet-ours": {},
+    "fleet-stock": {"ADDONS": {}, "DOWNLOADER_MIDDLEWARES": STOCK_MIDDLEWARES},
+}
+FLEET_SHARES = {
+    "SCHEDULER": "scrapy.core.scheduler.Scheduler",
+    "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter",
+}
+CRAWLERS = 3
 
 
 def run_one(mode: str, pages: int, timeout: float) -> dict[str, Any]:
@@ -62,7 +77,6 @@ def run_one(mode: str, pages: int, timeout: float) -> dict[str, Any]:
 
     from crawling import OURS, RecordingSpider
     from scrapy.crawler import CrawlerRunner
-    from servers import RateLimited, SiteServer, body
 
     settings: dict[str, Any] = {
         "ROBOTSTXT_OBEY": True,
@@ -73,6 +87,62 @@ def run_one(mode: str, pages: int, timeout: float) -> dict[str, Any]:
         "DOWNLOAD_TIMEOUT": 10,
         **MODES[mode],
     }
+    limiters, servers, urls = _sites(pages)
+    result: dict[str, Any] = {"mode": mode, "timed_out": False, "sites": {}}
+
+    async def main() -> None:
+        crawler = CrawlerRunner(settings).create_crawler(RecordingSpider)
+        result["start"] = time.monotonic()
+        await crawler.crawl(urls=urls)
+        result["wall"] = time.monotonic() - result["start"]
+        for server in servers.values():
+            await server.stop()
+
+    result["timed_out"] = run_in_reactor(main, timeout)
+    result["sites"] = _measure(limiters, servers, result.get("start", 0.0))
+    return result
+
+
+def run_fleet(mode: str, pages: int, timeout: float) -> dict[str, Any]:
+    """Three crawlers of the fleet project at once, each its own share of every site."""
+    import importlib.util
+
+    from redis_server import RedisServer
+    from twisted.internet import reactor
+    from twisted.internet.defer import DeferredList
+
+    spec = importlib.util.spec_from_file_location("fleet_crawlers", ROOT / "tests" / "fleet.py")
+    assert spec is not None and spec.loader is not None
+    crawlers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(crawlers)
+    redis = RedisServer().start()
+    limiters, servers, urls = _sites(pages)
+    result: dict[str, Any] = {"mode": mode, "timed_out": False, "sites": {}}
+
+    async def main() -> None:
+        result["start"] = time.monotonic()
+        settings = {**FLEET_SHARES, **FLEET_MODES[mode]}
+        handles = [crawlers.start_crawler(urls[i::CRAWLERS], redis.url, **settings) for i in range(CRAWLERS)]
+        killer = reactor.callLater(timeout, lambda: [h.kill() for h in handles])
+        await DeferredList([h.done for h in handles], consumeErrors=True)
+        result["timed_out"] = not killer.active()
+        if killer.active():
+            killer.cancel()
+        result["wall"] = time.monotonic() - result["start"]
+        for server in servers.values():
+            await server.stop()
+
+    try:
+        run_in_reactor(main, timeout + 30)
+    finally:
+        redis.stop()
+    result["sites"] = _measure(limiters, servers, result["start"])
+    return result
+
+
+def _sites(pages: int) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    from servers import RateLimited, SiteServer, body
+
     limiters = {
         "429": RateLimited(limit=2, pause=PAUSE),
         "503": RateLimited(
@@ -90,25 +160,18 @@ def run_one(mode: str, pages: int, timeout: float) -> dict[str, Any]:
         server.pages = limiter
         servers[name] = server.start()
     urls = [f"{server.url}/page{i}" for i in range(pages) for server in servers.values()]
-    result: dict[str, Any] = {"mode": mode, "timed_out": False, "sites": {}}
+    return limiters, servers, urls
 
-    async def main() -> None:
-        crawler = CrawlerRunner(settings).create_crawler(RecordingSpider)
-        result["start"] = time.monotonic()
-        await crawler.crawl(urls=urls)
-        result["wall"] = time.monotonic() - result["start"]
-        for server in servers.values():
-            await server.stop()
 
-    result["timed_out"] = run_in_reactor(main, timeout)
-    start = result.get("start", 0.0)
+def _measure(limiters: dict[str, Any], servers: dict[str, Any], start: float) -> dict[str, Any]:
+    sites = {}
     for name, server in servers.items():
         limiter = limiters[name]
         times = sorted(hit.at for hit in server.page_hits())
         served = limiter.served if limiter is not None else [hit.path for hit in server.page_hits()]
         after = [t for t in times if limiter is not None and limiter.began and t >= limiter.began]
         gaps = [b - a for a, b in zip(after, after[1:])]
-        result["sites"][name] = {
+        sites[name] = {
             "requests": len(times),
             "inside": len(limiter.inside) if limiter is not None else 0,
             "throttled": limiter.throttled if limiter is not None else 0,
@@ -117,21 +180,24 @@ def run_one(mode: str, pages: int, timeout: float) -> dict[str, Any]:
             "last": (times[-1] - start) if times else 0.0,
             "median_gap": statistics.median(gaps) if gaps else 0.0,
         }
-    return result
+    return sites
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--pages", type=int)
-    parser.add_argument("--one", choices=MODES)
+    parser.add_argument("--one", choices=[*MODES, *FLEET_MODES])
     args = parser.parse_args()
     pages = args.pages or (16 if args.quick else 40)
+    if args.one in FLEET_MODES:
+        print(json.dumps(run_fleet(args.one, pages, TIMEOUT)))
+        return
     if args.one:
         print(json.dumps(run_one(args.one, pages, TIMEOUT)))
         return
     results = {}
-    for mode in MODES:
+    for mode in [*MODES, *FLEET_MODES]:
         out = subprocess.run(
             [sys.executable, __file__, "--one", mode, "--pages", str(pages)],
             capture_output=True,
@@ -161,15 +227,18 @@ def main() -> None:
         ["mode", "site", "requests", "slow downs", "inside pause", "pages", "twice", "last page s", "median gap s"],
         rows,
     )
-    ours, stock = results["ours"], results["stock"]
-    for name in ("429", "503"):
-        mine, theirs = ours["sites"][name], stock["sites"][name]
-        print(
-            f"site {name}: inside the asked pauses ours {mine['inside']} vs stock {theirs['inside']}; "
-            f"pages ours {mine['fetched']}/{pages} vs stock {theirs['fetched']}/{pages}; "
-            f"wall ours {ours.get('wall', TIMEOUT):.1f} s vs stock {stock.get('wall', TIMEOUT):.1f} s "
-            f"(x{ours.get('wall', TIMEOUT) / max(stock.get('wall', TIMEOUT), 1e-9):.2f})"
-        )
+    for label, ours, stock in (
+        ("one crawler", results["ours"], results["stock"]),
+        (f"a fleet of {CRAWLERS}", results["fleet-ours"], results["fleet-stock"]),
+    ):
+        for name in ("429", "503"):
+            mine, theirs = ours["sites"][name], stock["sites"][name]
+            print(
+                f"{label}, site {name}: inside the asked pauses ours {mine['inside']} vs stock {theirs['inside']}; "
+                f"pages ours {mine['fetched']}/{pages} vs stock {theirs['fetched']}/{pages}; "
+                f"wall ours {ours.get('wall', TIMEOUT):.1f} s vs stock {stock.get('wall', TIMEOUT):.1f} s "
+                f"(x{ours.get('wall', TIMEOUT) / max(stock.get('wall', TIMEOUT), 1e-9):.2f})"
+            )
 
 
 if __name__ == "__main__":
