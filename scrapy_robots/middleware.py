@@ -2,7 +2,7 @@
 
 request -> site entry (sites.py: hot tier | storage | one fetch -> decision.py -> reader.py)
         -> the spider's own robots.txt answered (serving.py)
-        -> verdict (verdict.py) -> pace (pacing.py -> slots.py)
+        -> verdict (verdict.py) -> the slot's pause (backoff.py) -> pace (pacing.py -> slots.py)
 
 This module only wires the parts and sequences them; docs/flow.rst follows one request
 through them.
