@@ -11,7 +11,8 @@ import time
 
 import pytest
 import pytest_twisted
-from crawling import crawl, stat
+from crawling import RecordingSpider, crawl, stat
+from scrapy import Request
 from servers import RateLimited, SiteServer, body
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
@@ -165,3 +166,31 @@ async def test_a_jobdir_crawl_stopped_twice_during_a_pause_resumes_with_the_paus
     assert sorted(limiter.served) == sorted(f"/p{i}" for i in range(5))  # each once
     assert last["stats"].get("robotstxt/backoff/restored") == 1
     assert all(stop < 5 for stop in stops), stops  # not held for the pause
+
+
+class NoRetrySpider(RecordingSpider):
+    """Every request with ``meta`` (``dont_retry``, ``max_retry_times``)."""
+
+    meta: dict = {}
+
+    async def start(self):
+        for url in self.urls:
+            yield Request(url, callback=self.parse, errback=self.errback, dont_filter=True, meta=dict(self.meta))
+
+
+@pytest.mark.parametrize("meta", [{"dont_retry": True}, {"max_retry_times": 0}])
+@pytest_twisted.ensureDeferred
+async def test_a_request_that_may_not_be_retried_is_not_and_the_site_still_pauses(serve, meta):
+    # Scrapy's retry rules hold: a page told to slow down that may not be retried goes to
+    # the spider as Scrapy's HttpError (none is retried); the site is still paused.
+    limiter = RateLimited(limit=2, pause=2, pauses=1)
+    site = limited_site(serve, limiter)
+    urls = [f"{site.url}/p{i}" for i in range(8)]
+    spider_cls = type("NoRetry", (NoRetrySpider,), {"meta": meta})
+    crawler = await crawl(urls, spider_cls=spider_cls)
+    assert stat(crawler, "retry/count") == 0
+    assert stat(crawler, "robotstxt/backoff/paused") == 1
+    assert limiter.inside == []
+    told = {f"{site.url}{path}" for path in limiter.told}
+    assert set(crawler.spider.downloaded) == set(urls) - told
+    assert set(crawler.spider.ignored) == told  # HttpErrorMiddleware: "Ignoring non-200 response"
