@@ -383,7 +383,14 @@ class SlotPacer:
                 if not delays:
                     del self._delays[key]
                     self._restore(downloader, key)
-        return key, slot_delay(self.user_delay(request), max(delays.values(), default=None))
+        # A "slow down" floor is not the slot's interval in the fleet: it comes back in
+        # steps (slowed_floor, reserved apart).
+        asked = [value for name, value in delays.items() if name != SLOWED_DOWN]
+        return key, slot_delay(self.user_delay(request), max(asked, default=None))
+
+    def slowed_floor(self, key: str) -> float:
+        """Slot ``key``'s floor raised by a "slow down" (scrapy_robots.backoff), 0 for none."""
+        return self._delays.get(key, {}).get(SLOWED_DOWN, 0.0)
 
     def site_slot_key(self, site: str) -> str:
         """The slot key of ``site``'s pages (unless a request names its own ``download_slot``)."""

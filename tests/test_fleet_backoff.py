@@ -53,3 +53,25 @@ async def test_one_crawlers_429_pauses_the_site_for_the_whole_fleet(serve, redis
     assert told.get("robotstxt/fleet/paused", 0) >= 1
     assert [stats.get("robotstxt/backoff/fleet_paused", 0) for stats in heard] == [1, 1]
     assert len(quiet.page_hits()) == 6
+
+
+@pytest_twisted.ensureDeferred
+async def test_after_a_pause_the_fleet_comes_back_to_its_pace_in_steps(serve, redis):
+    # Three crawlers at once; the site asks 2 s once. After it, the fleet paces the site at
+    # 1 s (a factor of 1, from MIN_DELAY) and comes back to no delay in 4 steps per crawler,
+    # as a crawler alone does: not held at 1 s for the fleet pace's 10 minutes.
+    limiter = RateLimited(limit=3, pause=2, pauses=1)
+    site = serve(body(ROBOTS))
+    site.pages = limiter
+    urls = [f"{site.url}/p{i}" for i in range(21)]
+    settings = {**OWN_SHARES, "ROBOTSTXT_BACKOFF_FACTOR": 1, "ROBOTSTXT_BACKOFF_RECOVERY": 4}
+    handles = [start_crawler(urls[i::3], redis.url, **settings) for i in range(3)]
+    results = [result for _, result in await DeferredList([h.done for h in handles])]
+    for result in results:
+        assert result["exit"] == 0, result["log"][-3000:]
+    assert limiter.inside == []
+    assert sorted(limiter.served) == sorted(f"/p{i}" for i in range(21))
+    after = sorted(hit.at for hit in site.page_hits() if hit.at >= limiter.paused_until)
+    gaps = [later - earlier for earlier, later in zip(after, after[1:])]
+    assert gaps and gaps[0] >= 0.9, gaps  # slower than before the pause
+    assert min(gaps[-4:]) < 0.5, gaps  # and back, in steps

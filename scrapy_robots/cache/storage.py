@@ -27,8 +27,10 @@ class SitePacer(Protocol):
     site, reserved atomically. Both methods return None when the pace cannot be had
     right now (the caller paces locally)."""
 
-    async def reserve(self, site: str, delay: float, not_before: float = 0.0) -> float | None:
-        """Reserve the site's next start at least ``not_before`` s from now; the seconds to wait."""
+    async def reserve(self, site: str, delay: float, not_before: float = 0.0, raised: float = 0.0) -> float | None:
+        """Reserve the site's next start at least ``not_before`` s from now; the seconds to
+        wait. ``raised``: this crawler's "slow down" floor (scrapy_robots.backoff), which
+        spaces this start from the last one but is not the site's kept delay."""
 
     async def mark_start(self, site: str, delay: float, ago: float) -> bool | None:
         """Count a start made ``ago`` seconds ago (the robots.txt fetch) in the pace."""

@@ -94,8 +94,10 @@ RESERVE = (
     + f"""
 local start = now + tonumber(ARGV[3])
 local missing = 0
+-- ARGV[5]: this crawler's "slow down" floor, not kept: its start comes that long after the last
+local step = math.max(interval, tonumber(ARGV[5] or '0'))
 if state[1] then
-  start = math.max(start, tonumber(state[1]) + interval)
+  start = math.max(start, tonumber(state[1]) + step)
 else
   start = math.max(start, epoch + tonumber(ARGV[2]))
   missing = 1
@@ -137,7 +139,8 @@ PAUSE = (
     _STATE
     + f"""
 local ends = now + tonumber(ARGV[3])
-save(math.max(tonumber(state[1] or '0'), ends - interval))
+save(math.max(tonumber(state[1] or '0'), ends))
+redis.call('HSET', KEYS[1], 'paused_floor', ARGV[5])
 if ends > tonumber(redis.call('ZSCORE', KEYS[3], ARGV[4]) or '0') then
   redis.call('ZADD', KEYS[3], ends, ARGV[4])
 end
@@ -147,7 +150,7 @@ return 0
 """
 )
 
-# The slots paused now: {slot, microseconds left, its interval, ...}. KEYS[1]: the set of
+# The slots paused now: {slot, microseconds left, the pause's floor, ...}. KEYS[1]: the set of
 # pauses; ARGV[1]: the prefix of the slots' pace hashes.
 PAUSES = """
 local t = redis.call('TIME')
@@ -156,7 +159,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local found = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
 local out = {}
 for i = 1, #found, 2 do
-  local interval = redis.call('HGET', ARGV[1] .. found[i], 'interval') or '0'
+  local interval = redis.call('HGET', ARGV[1] .. found[i], 'paused_floor') or '0'
   table.insert(out, found[i])
   table.insert(out, tonumber(found[i + 1]) - now)
   table.insert(out, tonumber(interval))
@@ -187,14 +190,17 @@ class RedisPacer:
     def _keys(self, slot: str) -> list[str]:
         return [f"{self.prefix}:slotpace:{slot}", f"{self.prefix}:pace-epoch", f"{self.prefix}:crawlers"]
 
-    async def reserve(self, slot: str, interval: float, not_before: float, unknown: float) -> Reservation:
+    async def reserve(
+        self, slot: str, interval: float, not_before: float, unknown: float, raised: float = 0.0
+    ) -> Reservation:
         """Reserve the slot's next start, at least ``not_before`` seconds from now, and at
-        least ``unknown`` seconds after the epoch if the slot's state is missing. Raises
+        least ``unknown`` seconds after the epoch if the slot's state is missing; ``raised``:
+        this crawler's "slow down" interval, which spaces this start only (not kept). Raises
         :class:`~scrapy_robots.fleet.link.FleetUnavailable`."""
         wait, crawlers, rank, fleet_time, lost = await self.link.call(
             self._script,
             keys=self._keys(slot),
-            args=[_micro(interval), _micro(unknown), _micro(not_before), self.crawler_id],
+            args=[_micro(interval), _micro(unknown), _micro(not_before), self.crawler_id, _micro(raised)],
         )
         return Reservation(int(wait) / 1e6, int(crawlers), int(rank), int(fleet_time) / 1e6, bool(lost))
 
@@ -209,7 +215,8 @@ class RedisPacer:
         """No start of the slot for ``seconds`` (a "slow down"), for every crawler; its
         interval at least ``interval`` (the raised delay). Raises FleetUnavailable."""
         keys = [*self._keys(slot)[:2], f"{self.prefix}:pauses"]
-        await self.link.call(self._pause, keys=keys, args=[_micro(interval), 0, _micro(seconds), slot])
+        # Asking no interval: the pause's floor is not the slot's kept interval (it comes back in steps).
+        await self.link.call(self._pause, keys=keys, args=[0, 0, _micro(seconds), slot, _micro(interval)])
 
     async def pauses(self) -> list[tuple[str, float, float]]:
         """The slots paused now: (slot, seconds left, interval). Raises FleetUnavailable."""
@@ -246,7 +253,9 @@ class SharedPacing(SitePacing):
 
     async def _pace(self, entry: RobotsEntry, request: Request) -> None:
         delay = entry.delay.applied if entry.delay is not None and entry.delay.applied is not None else 0.0
-        key, floor = self.slots.fleet_floor(request, entry.site, delay)
+        key, base = self.slots.fleet_floor(request, entry.site, delay)
+        raised = self.slots.slowed_floor(key)  # a "slow down": reserved apart, coming back in steps
+        floor = max(base, raised)
         if floor <= 0:
             super().pace(entry, request)
             return
@@ -256,7 +265,7 @@ class SharedPacing(SitePacing):
             try:
                 await self._enter(line[0], entry.site)
                 try:
-                    await self._take_turn(key, floor, entry, request)
+                    await self._take_turn(key, (base, raised), entry, request)
                 finally:
                     line[0].release()
             finally:
@@ -264,19 +273,21 @@ class SharedPacing(SitePacing):
                 if not line[1]:
                     del self._lines[key]
 
-    async def _take_turn(self, key: str, floor: float, entry: RobotsEntry, request: Request) -> None:
+    async def _take_turn(self, key: str, delays: tuple[float, float], entry: RobotsEntry, request: Request) -> None:
+        base, raised = delays
+        floor = max(base, raised)
         # After an outage paced by the local slot, its queued requests come first.
         not_before = self.slots.fleet_handover(request, floor)
         if not_before is None:
             super().pace(entry, request)
             return
-        wait = await self.shared.reserve(key, floor, not_before)
+        wait = await self.shared.reserve(key, base, not_before, raised)
         if wait is None and self._outage_wait is not None:
             wait = self._outage_wait(floor, not_before)
             while wait is None:  # held until Redis answers (ROBOTSTXT_FLEET_OUTAGE = "hold")
                 await self._sleep(HOLD_RETRY, entry.site)
                 not_before = self.slots.fleet_handover(request, floor) or 0.0
-                wait = await self.shared.reserve(key, floor, not_before)
+                wait = await self.shared.reserve(key, base, not_before, raised)
         if wait is None:
             super().pace(entry, request)
             return

@@ -269,10 +269,12 @@ class FleetPacer:
         self.turns: Turns | None = None
         self.turns_until = 0.0
 
-    async def reserve(self, slot: str, delay: float, not_before: float = 0.0) -> float | None:
+    async def reserve(self, slot: str, delay: float, not_before: float = 0.0, raised: float = 0.0) -> float | None:
+        """The seconds to wait for the slot's next start (None while Redis is away);
+        ``raised``: this crawler's "slow down" floor (scrapy_robots.backoff)."""
         interval = delay + self.margin
         try:
-            wait = await self._reserve(slot, interval, not_before)
+            wait = await self._reserve(slot, interval, not_before, raised + self.margin if raised > 0 else 0.0)
         except FleetUnavailable:
             self.count("fallback")
             self._away()
@@ -280,15 +282,16 @@ class FleetPacer:
         self.count("paced")
         return wait
 
-    async def _reserve(self, slot: str, interval: float, not_before: float) -> float:
+    async def _reserve(self, slot: str, interval: float, not_before: float, raised: float = 0.0) -> float:
         turns = self.turns if self.turns is not None and self.clock() < self.turns_until else None
+        step = max(interval, raised)
         for _ in range(4):
             if turns is not None:
                 # Rejoining: a start on one of this crawler's turns, so that it cannot meet
                 # the turns of a crawler that still paces without Redis.
                 now = self.clock()
-                not_before = turns.next(now + not_before, interval) - now
-            reservation = await self.redis.reserve(slot, interval, not_before, self.crawlers * interval)
+                not_before = turns.next(now + not_before, step) - now
+            reservation = await self.redis.reserve(slot, interval, not_before, self.crawlers * step, raised)
             self._learn(reservation)
             if turns is None or reservation.wait <= not_before + 1e-3:
                 break
