@@ -265,7 +265,7 @@ class SharedPacing(SitePacing):
             try:
                 await self._enter(line[0], entry.site)
                 try:
-                    await self._take_turn(key, (base, raised), entry, request)
+                    await self._take_turn(key, delay, entry, request)
                 finally:
                     line[0].release()
             finally:
@@ -273,8 +273,11 @@ class SharedPacing(SitePacing):
                 if not line[1]:
                     del self._lines[key]
 
-    async def _take_turn(self, key: str, delays: tuple[float, float], entry: RobotsEntry, request: Request) -> None:
-        base, raised = delays
+    async def _take_turn(self, key: str, delay: float, entry: RobotsEntry, request: Request) -> None:
+        # Read at the head of the line, not when the request joined it: a "slow down"
+        # floor comes back in steps meanwhile.
+        _, base = self.slots.fleet_floor(request, entry.site, delay)
+        raised = self.slots.slowed_floor(key)
         floor = max(base, raised)
         # After an outage paced by the local slot, its queued requests come first.
         not_before = self.slots.fleet_handover(request, floor)
