@@ -192,9 +192,10 @@ class Backoff:
 
     def export(self, now: float, wall: float) -> dict[str, dict[str, float]]:
         """Every slot still paused or slowed, as JSON data: the pause's end in wall time
-        (``wall`` is ``now`` on the wall clock), the floor and its step."""
+        (``wall`` is ``now`` on the wall clock) and the floor (its steps back are counted
+        again from the configured delay when restored: :meth:`adopt`)."""
         return {
-            key: {"until": wall + state.until - now, "floor": state.floor, "step": state.step}
+            key: {"until": wall + state.until - now, "floor": state.floor}
             for key, state in self._slots.items()
             if state.until > now or state.floor
         }
