@@ -46,7 +46,8 @@ async def test_crawl_delay_paces_the_site(serve, delay):
     site = serve(body(f"User-agent: *\nCrawl-delay: {delay}\n"))
     crawler = await crawl(urls(site, 4))
     measured = assert_paced(site, delay, 4)
-    assert max(measured) < delay * 1.5
+    # Scrapy's jitter draws up to 1.5 x the floor; the loop's own lateness comes on top.
+    assert max(measured) < delay * 1.5 + 0.2, measured
     assert stat(crawler, "robotstxt/crawl_delay/sites") == 1
     assert stat(crawler, "robotstxt/crawl_delay/max") == delay
 
