@@ -131,14 +131,58 @@ def _inner_list(s: str, i: int) -> tuple[list[Any], int]:
 
 
 def _parameters(s: str, i: int) -> int:
+    return _kept_parameters(s, i)[1]
+
+
+def _kept_parameters(s: str, i: int) -> tuple[dict[str, Any], int]:
+    parameters: dict[str, Any] = {}
     while i < len(s) and s[i] == ";":
         i += 1
         while i < len(s) and s[i] == " ":
             i += 1
-        _, i = _match(_KEY, s, i)
+        key, i = _match(_KEY, s, i)
+        value: Any = True
         if i < len(s) and s[i] == "=":
-            _, i = _bare_item(s, i + 1)
-    return i
+            value, i = _bare_item(s, i + 1)
+        parameters[key] = value
+    return parameters, i
+
+
+def parse_sf_list(text: str) -> list[tuple[Any, dict[str, Any]]] | None:
+    """An RFC 9651 List as ``[(item, {parameter: value})]`` (``Robots-Tag``), or None
+    when ``text`` is not one. Strict, as :func:`parse_sf_dictionary`."""
+    try:
+        return _list(text)
+    except _Malformed:
+        return None
+
+
+def _list(text: str) -> list[tuple[Any, dict[str, Any]]]:
+    if not text.isascii():
+        raise _Malformed
+    s = text.strip(" ")
+    out: list[tuple[Any, dict[str, Any]]] = []
+    i, n = 0, len(s)
+    while i < n:
+        item: Any
+        if s[i] == "(":
+            item, i = _inner_list(s, i)
+        else:
+            item, i = _bare_item(s, i)
+        parameters, i = _kept_parameters(s, i)
+        out.append((item, parameters))
+        while i < n and s[i] in " \t":
+            i += 1
+        if i == n:
+            break
+        if s[i] != ",":
+            raise _Malformed
+        i += 1
+        while i < n and s[i] in " \t":
+            i += 1
+        if i == n:
+            raise _Malformed  # a trailing comma
+    return out
 
 
 # -- the lines of robots.txt ----------------------------------------------------

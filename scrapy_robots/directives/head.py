@@ -1,0 +1,43 @@
+"""``<meta name="robots" content="...">`` and ``<meta name="BOTNAME" content="...">``,
+read from a document's head bytes with one regular expression, no DOM.
+
+The scan stops at ``</head>`` or ``<body``, and reads at most ``HEAD_BYTES`` bytes: a
+robots meta tag belongs in the head (HTML: "metadata content"), and a page whose head
+is larger than that is rare enough not to pay a whole-page scan for. Attributes in any
+order, any case, quoted with ``"`` or ``'`` or not at all; entities in the content are not
+expected in a directive list and are left as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from scrapy_robots.directives.rules import NONE, Directives, read_directives
+
+#: The bytes of a document read for its head.
+HEAD_BYTES: Final = 64 * 1024
+_END: Final = re.compile(rb"</head\s*>|<body[\s>]", re.I)
+_META: Final = re.compile(rb"<meta\s([^>]*)>", re.I)
+_ATTRIBUTE: Final = re.compile(rb"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""")
+
+
+def meta_directives(body: bytes, token: str) -> Directives:
+    """What the head's robots meta tags say to the crawler whose product token is
+    ``token``: ``name="robots"`` (every crawler) and ``name="<token>"`` (this one)."""
+    head = body[:HEAD_BYTES]
+    end = _END.search(head)
+    if end is not None:
+        head = head[: end.start()]
+    found = NONE
+    names = {"robots", token.lower()}
+    for tag in _META.finditer(head):
+        attributes = {
+            match.group(1).lower(): (match.group(2) or match.group(3) or match.group(4) or b"")
+            for match in _ATTRIBUTE.finditer(tag.group(1))
+        }
+        name = attributes.get(b"name", b"").decode("latin-1").strip().lower()
+        if name in names and b"content" in attributes:
+            content = attributes[b"content"].decode("utf-8", "replace")
+            found = found | read_directives(content.split(","), f'meta name="{name}"')
+    return found

@@ -1,0 +1,80 @@
+"""``X-Robots-Tag`` (legacy) and ``Robots-Tag`` (structured field) headers, for one crawler.
+
+Legacy (Google's grammar, kept by draft-illyes-repext as ``X-Robots-Tag``): a comma list
+of directives, where ``name: `` starts the part that applies to the crawler ``name`` only
+(``googlebot: noindex, nofollow``; ``otherbot: noarchive``), until the next such name; the
+part before any name applies to every crawler. Several headers add up.
+
+``Robots-Tag`` (draft-illyes-repext-03): an RFC 9651 List of tokens, each a product token
+or ``*``, whose parameters are the directives: ``Robots-Tag: *;nosnippet, ExampleBot;noindex``.
+A malformed value is ignored as a whole (the RFC's rule), never a traceback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Final
+
+from scrapy_robots._sfv import parse_sf_list
+from scrapy_robots.directives.rules import NONE, WITH_VALUE, Directives, read_directives
+
+LEGACY: Final = "X-Robots-Tag"
+STRUCTURED: Final = "Robots-Tag"
+_SCOPE: Final = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*:(.*)", re.S)
+
+
+def header_directives(legacy: Iterable[str], structured: Iterable[str], token: str) -> Directives:
+    """What the headers' values say to the crawler whose product token is ``token``."""
+    found = NONE
+    mine = token.lower()
+    for value in legacy:
+        found = found | read_directives(_legacy_items(value, mine), LEGACY)
+    for value in structured:
+        found = found | read_directives(_structured_items(value, mine), STRUCTURED)
+    return found
+
+
+def _legacy_items(value: str, mine: str) -> list[str]:
+    items: list[str] = []
+    scope: str | None = None
+    for piece in _pieces(value):
+        match = _SCOPE.fullmatch(piece)
+        if match and match.group(1).lower() not in WITH_VALUE:
+            scope, piece = match.group(1).lower(), match.group(2)
+        if piece.strip() and (scope is None or scope == mine):
+            items.append(piece.strip())
+    return items
+
+
+def _pieces(value: str) -> list[str]:
+    """The comma list, where an ``unavailable_after`` date may hold a comma itself
+    (RFC 850: ``Monday, 25-Jun-10 15:00:00 PST``)."""
+    pieces: list[str] = []
+    for piece in value.split(","):
+        if pieces and pieces[-1].strip().lower().startswith("unavailable_after:") and _continues_date(pieces[-1]):
+            pieces[-1] += "," + piece
+        else:
+            pieces.append(piece)
+    return pieces
+
+
+def _continues_date(piece: str) -> bool:
+    # "unavailable_after: Monday" alone: a weekday, the date follows the comma.
+    return bool(re.fullmatch(r"\s*unavailable_after\s*:\s*[A-Za-z]+\s*", piece, re.I))
+
+
+def _structured_items(value: str, mine: str) -> list[str]:
+    members = parse_sf_list(value)
+    if members is None:
+        return []
+    items: list[str] = []
+    for item, parameters in members:
+        if not isinstance(item, str) or item.lower() not in ("*", mine):
+            continue
+        for name, param in parameters.items():
+            if param is True:
+                items.append(name)
+            elif isinstance(param, str):
+                items.append(f"{name}:{param}")
+    return items
