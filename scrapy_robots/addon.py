@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 STOCK = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 OURS = "scrapy_robots.middleware.RobotsTxtMiddleware"
 USAGE = "scrapy_robots.spidermw.UsageMiddleware"
+DIRECTIVES = "scrapy_robots.directives.middleware.DirectivesMiddleware"
 
 
 class Addon:
@@ -30,3 +31,7 @@ class Addon:
         spider_middlewares = settings["SPIDER_MIDDLEWARES"]
         if USAGE not in spider_middlewares:
             spider_middlewares[USAGE] = 100
+        # The page's robots directives (directives/); before the usage reader, which reads
+        # its noai. NotConfigured with ROBOTSTXT_DIRECTIVES = False.
+        if DIRECTIVES not in spider_middlewares:
+            spider_middlewares[DIRECTIVES] = 90

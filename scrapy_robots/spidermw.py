@@ -1,10 +1,13 @@
-"""UsageMiddleware: a response's ``Content-Usage`` header, for the purposes a crawl declares.
+"""UsageMiddleware: a response's ``Content-Usage`` header and its ``noai`` robots
+directives, for the purposes a crawl declares.
 
 robots.txt speaks for a site and is applied before download (RobotsTxtMiddleware);
-the header speaks for one response and may be stricter. This spider middleware reads
-it, tags ``response.meta["robotstxt_usage"]`` with the stricter of the two, and in
-``deny`` mode drops the items of a response whose header denies a declared purpose
-(requests still go through: the header is about this page's content, not its links).
+the header and the page's directives (read by
+:class:`scrapy_robots.directives.middleware.DirectivesMiddleware`, which runs first)
+speak for one response and may be stricter. This spider middleware tags
+``response.meta["robotstxt_usage"]`` with the strictest, and in ``deny`` mode drops the
+items of a response whose header or directives deny a declared purpose (requests still go
+through: they are about this page's content, not its links).
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 
-from scrapy_robots.usage import META_KEY, Preference, UsageConfig, header_preference, stricter
+from scrapy_robots.usage import (
+    META_KEY,
+    Preference,
+    UsageConfig,
+    directive_preference,
+    header_preference,
+    stricter,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
@@ -28,7 +38,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Meta key of the purpose a response's header denies (deny mode), for process_spider_output.
+#: Where DirectivesMiddleware (run before this one) records a page's robots directives.
+DIRECTIVES_KEY = "robotstxt_directives"
+#: Meta key of ``(purpose, what denies it)``, a purpose the response's header or robots
+#: directives deny (deny mode), for process_spider_output.
 _DROP = "_robotstxt_usage_drop"
 
 
@@ -56,6 +69,8 @@ class UsageMiddleware:
         values = response.headers.getlist(b"Content-Usage")
         header = b", ".join(values).decode("latin-1") if values else None
         tags = meta.setdefault(META_KEY, {})
+        directives = meta.get(DIRECTIVES_KEY)
+        image = directives is not None and response.headers.get(b"Content-Type", b"").lower().startswith(b"image/")
         malformed = False
         for purpose in self.config.purposes:
             found = header_preference(header, purpose)
@@ -65,11 +80,16 @@ class UsageMiddleware:
             known = tags.get(purpose)
             robots = Preference(purpose, **known) if known else Preference(purpose, "allow", False)
             winner = stricter(robots, found)
-            tags[purpose] = winner.as_meta()
             if found.denied:
                 self.stats.inc_value(f"robotstxt/usage/header/denied/{purpose}")
-                if self.config.mode == "deny" and _DROP not in meta:
-                    meta[_DROP] = purpose
+            page = directive_preference(directives, purpose, image)
+            if page is not None:
+                self.stats.inc_value(f"robotstxt/usage/directive/denied/{purpose}")
+                winner = stricter(winner, page)
+            tags[purpose] = winner.as_meta()
+            denier = page or (found if found.denied else None)
+            if denier is not None and self.config.mode == "deny" and _DROP not in meta:
+                meta[_DROP] = (purpose, denier.text)
         if malformed:
             self._malformed(response, header)
 
@@ -86,19 +106,20 @@ class UsageMiddleware:
             extra={"spider": self.crawler.spider},
         )
 
-    def _drops(self, response: Response) -> str | None:
+    def _drops(self, response: Response) -> tuple[str, str] | None:
         try:
             return response.meta.get(_DROP)
         except AttributeError:
             return None
 
-    def _keep(self, item: Any, purpose: str, response: Response) -> bool:
+    def _keep(self, item: Any, denied: tuple[str, str], response: Response) -> bool:
         if isinstance(item, Request):
             return True
+        purpose, text = denied
         self.stats.inc_value(f"robotstxt/usage/items_dropped/{purpose}")
         logger.debug(
-            "Item dropped: the Content-Usage header of %(url)s denies %(purpose)s",
-            {"url": response.url, "purpose": purpose},
+            "Item dropped: %(text)s of %(url)s denies %(purpose)s",
+            {"url": response.url, "purpose": purpose, "text": text},
             extra={"spider": self.crawler.spider},
         )
         return False
@@ -106,15 +127,15 @@ class UsageMiddleware:
     def process_spider_output(
         self, response: Response, result: Iterable[Any], spider: Spider | None = None
     ) -> Iterator[Any]:
-        purpose = self._drops(response)
+        denied = self._drops(response)
         for item in result:
-            if purpose is None or self._keep(item, purpose, response):
+            if denied is None or self._keep(item, denied, response):
                 yield item
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
     ) -> AsyncIterator[Any]:
-        purpose = self._drops(response)
+        denied = self._drops(response)
         async for item in result:
-            if purpose is None or self._keep(item, purpose, response):
+            if denied is None or self._keep(item, denied, response):
                 yield item

@@ -68,7 +68,8 @@ class Preference:
     stated: bool  #: whether any line or header spoke for the purpose
     line: int | None = None  #: the deciding robots.txt line; None for the header or nothing
     text: str | None = None  #: the deciding line or header, as ``Name: value``
-    source: str = "robots.txt"  #: ``"robots.txt"`` or ``"header"``
+    #: ``"robots.txt"``, ``"header"`` (Content-Usage) or ``"directive"`` (a page's ``noai``)
+    source: str = "robots.txt"
 
     @property
     def denied(self) -> bool:
@@ -78,7 +79,12 @@ class Preference:
     def reason(self) -> str:
         if not self.stated:
             return f"nothing is stated for {self.purpose}: allowed"
-        where = f"line {self.line} ({self.text})" if self.line is not None else f"the response header {self.text}"
+        if self.line is not None:
+            where = f"line {self.line} ({self.text})"
+        elif self.source == "directive":
+            where = f"the page's {self.text}"
+        else:
+            where = f"the response header {self.text}"
         return f"{where} {'denies' if self.denied else 'allows'} {self.purpose}"
 
     def as_meta(self) -> dict[str, Any]:
@@ -222,6 +228,23 @@ def header_preference(value: str | None, purpose: str) -> Preference | None:
     if stated is None:
         return Preference(purpose, ALLOW, False, source="header")
     return Preference(purpose, ALLOW if stated else DENY, True, None, f"Content-Usage: {value}", "header")
+
+
+#: The purposes a page's ``noai`` denies (DeviantArt's directive: no AI training on it).
+NOAI_PURPOSES: Final = frozenset({"train-ai", "train-genai"})
+
+
+def directive_preference(directives: Mapping[str, Any] | None, purpose: str, image: bool) -> Preference | None:
+    """What a page's robots directives (``response.meta["robotstxt_directives"]``) say for
+    ``purpose``: ``noai`` denies AI training, ``noimageai`` too when the response is an
+    image. None when they say nothing for it."""
+    if not directives or canonical_purpose(purpose) not in NOAI_PURPOSES:
+        return None
+    for name in ("noai", "noimageai") if image else ("noai",):
+        sources = directives.get(name)
+        if sources:
+            return Preference(purpose, DENY, True, None, f"{sources[0]}: {name}", "directive")
+    return None
 
 
 def stricter(first: Preference, second: Preference) -> Preference:

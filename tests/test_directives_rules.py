@@ -97,5 +97,6 @@ def test_the_sources_combine_to_the_most_restrictive_and_say_where_each_came_fro
     meta = meta_directives(b'<head><meta name="mybot" content="noindex">', BOT)
     both = header | meta
     assert flags(both) == {"noindex", "nofollow"}
-    assert both.sources == ("X-Robots-Tag", 'meta name="mybot"')
+    assert both.as_meta() == {"nofollow": ["X-Robots-Tag"], "noindex": ['meta name="mybot"']}
+    assert (both | header_directives(["noindex"], [], BOT)).as_meta()["noindex"] == ['meta name="mybot"', "X-Robots-Tag"]
     assert read_directives(["index"], "x") == NONE and not NONE

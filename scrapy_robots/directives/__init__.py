@@ -7,9 +7,14 @@ headers, ``<meta name="robots">`` and ``<meta name="BOTNAME">`` tags (issue #33)
 - :mod:`.headers`: the legacy ``X-Robots-Tag`` grammar (``googlebot: noindex, nofollow``)
   and the ``Robots-Tag`` structured-field list (draft-illyes-repext:
   ``*;nosnippet, ExampleBot;noindex``), scoped to this crawler's product token;
-- :mod:`.head`: the meta tags, read from the document's head bytes without a DOM.
+- :mod:`.head`: the meta tags, read from the document's head bytes without a DOM;
+- :mod:`.links`: the URLs a page links to only with ``rel="nofollow"`` (Scrapy's
+  ``LinkExtractor``);
+- :mod:`.middleware`: ``DirectivesMiddleware``, the spider middleware that reads them for
+  each response and acts on the spider's output.
 
-Pure functions: no Scrapy import.
+The first three are pure functions (no Scrapy import), and the only ones this package
+imports.
 """
 
 from __future__ import annotations

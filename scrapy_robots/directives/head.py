@@ -22,9 +22,10 @@ _META: Final = re.compile(rb"<meta\s([^>]*)>", re.I)
 _ATTRIBUTE: Final = re.compile(rb"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""")
 
 
-def meta_directives(body: bytes, token: str) -> Directives:
+def meta_directives(body: bytes, token: str, malformed: list[str] | None = None) -> Directives:
     """What the head's robots meta tags say to the crawler whose product token is
-    ``token``: ``name="robots"`` (every crawler) and ``name="<token>"`` (this one)."""
+    ``token``: ``name="robots"`` (every crawler) and ``name="<token>"`` (this one).
+    A tag of these names without ``content`` is ignored, and said in ``malformed``."""
     head = body[:HEAD_BYTES]
     end = _END.search(head)
     if end is not None:
@@ -37,7 +38,12 @@ def meta_directives(body: bytes, token: str) -> Directives:
             for match in _ATTRIBUTE.finditer(tag.group(1))
         }
         name = attributes.get(b"name", b"").decode("latin-1").strip().lower()
-        if name in names and b"content" in attributes:
-            content = attributes[b"content"].decode("utf-8", "replace")
-            found = found | read_directives(content.split(","), f'meta name="{name}"')
+        if name not in names:
+            continue
+        if b"content" not in attributes:
+            if malformed is not None:
+                malformed.append(f'meta name="{name}" without content')
+            continue
+        content = attributes[b"content"].decode("utf-8", "replace")
+        found = found | read_directives(content.split(","), f'meta name="{name}"', malformed)
     return found

@@ -24,14 +24,22 @@ STRUCTURED: Final = "Robots-Tag"
 _SCOPE: Final = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*:(.*)", re.S)
 
 
-def header_directives(legacy: Iterable[str], structured: Iterable[str], token: str) -> Directives:
-    """What the headers' values say to the crawler whose product token is ``token``."""
+def header_directives(
+    legacy: Iterable[str], structured: Iterable[str], token: str, malformed: list[str] | None = None
+) -> Directives:
+    """What the headers' values say to the crawler whose product token is ``token``.
+    What is ignored as malformed is said in ``malformed``, when given."""
     found = NONE
     mine = token.lower()
     for value in legacy:
-        found = found | read_directives(_legacy_items(value, mine), LEGACY)
+        found = found | read_directives(_legacy_items(value, mine), LEGACY, malformed)
     for value in structured:
-        found = found | read_directives(_structured_items(value, mine), STRUCTURED)
+        items = _structured_items(value, mine)
+        if items is None:
+            if malformed is not None:
+                malformed.append(f"{STRUCTURED}: {value!r} is not a structured-field list")
+            continue
+        found = found | read_directives(items, STRUCTURED, malformed)
     return found
 
 
@@ -64,10 +72,10 @@ def _continues_date(piece: str) -> bool:
     return bool(re.fullmatch(r"\s*unavailable_after\s*:\s*[A-Za-z]+\s*", piece, re.I))
 
 
-def _structured_items(value: str, mine: str) -> list[str]:
+def _structured_items(value: str, mine: str) -> list[str] | None:
     members = parse_sf_list(value)
     if members is None:
-        return []
+        return None
     items: list[str] = []
     for item, parameters in members:
         if not isinstance(item, str) or item.lower() not in ("*", mine):

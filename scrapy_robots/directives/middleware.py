@@ -1,0 +1,291 @@
+"""DirectivesMiddleware: what a page says of itself, obeyed for this crawler.
+
+A spider middleware (the add-on enables it; ``ROBOTSTXT_DIRECTIVES = False`` turns it
+off). For each response that reaches the spider, it reads the ``X-Robots-Tag`` and
+``Robots-Tag`` headers (every response: PDFs carry them too) and, for HTML, the head's
+robots meta tags, scoped to the crawler's product token (the one robots.txt matching
+uses); records what applies in ``response.meta["robotstxt_directives"]``; and acts on
+the spider's output:
+
+- ``nofollow`` (or ``none``): every request the spider yields from that response is
+  dropped (``ROBOTSTXT_DIRECTIVES_NOFOLLOW``);
+- ``rel="nofollow"``: a request to a URL the page links to only that way is dropped
+  (``ROBOTSTXT_DIRECTIVES_REL_NOFOLLOW``);
+- ``noindex`` (or ``unavailable_after`` past its date): the page's items are marked with
+  the ``ROBOTSTXT_DIRECTIVES_NOINDEX_FIELD`` field, or dropped
+  (``ROBOTSTXT_DIRECTIVES_NOINDEX``);
+- ``noai`` / ``noimageai``: read by :class:`scrapy_robots.spidermw.UsageMiddleware` from
+  the meta key, as a page's usage preference (``ROBOTSTXT_USAGE``).
+
+A request with ``dont_obey_robotstxt`` in its meta is never dropped. Each drop is a
+DEBUG line and a stat; the first on each site is an INFO line too.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from itemadapter import ItemAdapter
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse
+from scrapy.utils.httpobj import urlparse_cached
+
+from scrapy_robots._settings import choice, read_bool
+from scrapy_robots.directives.head import meta_directives
+from scrapy_robots.directives.headers import LEGACY, STRUCTURED, header_directives
+from scrapy_robots.directives.links import key, nofollow_only
+from scrapy_robots.directives.rules import NONE, Directives
+from scrapy_robots.useragent import default_user_agent, product_token
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterable, Iterator
+    from typing import Self
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.settings import BaseSettings
+
+logger = logging.getLogger(__name__)
+
+#: The plain-data record of what applied: :meth:`Directives.as_meta`.
+META_KEY: Final = "robotstxt_directives"
+#: The :class:`Directives` object, for this middleware's output step.
+_FOUND: Final = "_robotstxt_directives"
+#: What ``noindex`` does to a page's items.
+NOINDEX_ACTIONS: Final = ("mark", "drop", "ignore")
+#: Sites whose first drop was logged at INFO, at most (then DEBUG lines only).
+_LOGGED_SITES: Final = 10_000
+
+
+def source_slug(source: str) -> str:
+    """A source as a stat's last part: ``x-robots-tag``, ``robots-tag``, ``meta-robots``,
+    ``meta-botname`` (a tag named for this crawler)."""
+    if source == LEGACY:
+        return "x-robots-tag"
+    if source == STRUCTURED:
+        return "robots-tag"
+    if source == 'meta name="robots"':
+        return "meta-robots"
+    if source.startswith("meta"):
+        return "meta-botname"
+    return "unavailable_after"
+
+
+@dataclass(frozen=True)
+class DirectivesConfig:
+    """The ``ROBOTSTXT_DIRECTIVES*`` settings, read once; None when turned off."""
+
+    user_agent: str | None  #: ROBOTSTXT_USER_AGENT
+    default_user_agent: str
+    nofollow: bool
+    rel_nofollow: bool
+    noindex: str  #: one of NOINDEX_ACTIONS
+    noindex_field: str
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> DirectivesConfig | None:
+        if not read_bool(settings, "ROBOTSTXT_DIRECTIVES", True):
+            return None
+        field = settings.get("ROBOTSTXT_DIRECTIVES_NOINDEX_FIELD") or "robots_noindex"
+        if not isinstance(field, str) or not field.strip():
+            raise ValueError(f"ROBOTSTXT_DIRECTIVES_NOINDEX_FIELD must be a field name, not {field!r}")
+        return cls(
+            user_agent=settings.get("ROBOTSTXT_USER_AGENT") or None,
+            default_user_agent=default_user_agent(settings),
+            nofollow=read_bool(settings, "ROBOTSTXT_DIRECTIVES_NOFOLLOW", True),
+            rel_nofollow=read_bool(settings, "ROBOTSTXT_DIRECTIVES_REL_NOFOLLOW", True),
+            noindex=choice(settings, "ROBOTSTXT_DIRECTIVES_NOINDEX", NOINDEX_ACTIONS),
+            noindex_field=field.strip(),
+        )
+
+    def token(self, response: Response) -> str:
+        """The crawler's product token for ``response``, as robots.txt matching reads it."""
+        request = response.request
+        agent = self.user_agent or (request.headers.get(b"User-Agent") if request is not None else None)
+        return product_token(agent or self.default_user_agent)
+
+
+class DirectivesMiddleware:
+    """Enabled by the add-on; ``NotConfigured`` with ``ROBOTSTXT_DIRECTIVES = False``."""
+
+    def __init__(self, crawler: Crawler):
+        config = DirectivesConfig.from_settings(crawler.settings)
+        if config is None:
+            raise NotConfigured
+        self.config = config
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self._logged: set[tuple[str, str]] = set()  # (site, what): first drops logged at INFO
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def read(self, response: Response) -> Directives:
+        """What ``response`` says to this crawler, now (``unavailable_after`` applied)."""
+        token = self.config.token(response)
+        malformed: list[str] = []
+        headers = response.headers
+        found = NONE
+        legacy, structured = headers.getlist(LEGACY), headers.getlist(STRUCTURED)
+        if legacy or structured:
+            found = header_directives(
+                [v.decode("latin-1") for v in legacy], [v.decode("latin-1") for v in structured], token, malformed
+            )
+        if isinstance(response, HtmlResponse):
+            found = found | meta_directives(response.body, token, malformed)
+        for reason in malformed:
+            self.stats.inc_value("robotstxt/directives/malformed")
+            logger.debug(
+                "Robots directive of %(url)s ignored: %(reason)s",
+                {"url": response.url, "reason": reason},
+                extra={"spider": self.crawler.spider},
+            )
+        return found.at(time.time()) if found.unavailable_after is not None else found
+
+    def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
+        try:
+            meta = response.meta
+        except AttributeError:  # a response built without a request
+            return
+        found = self.read(response)
+        if not found:
+            return
+        meta[_FOUND] = found
+        meta[META_KEY] = found.as_meta()
+        self.stats.inc_value("robotstxt/directives/pages")
+        for name, source in found.sources:
+            if name != "unavailable_after" or found.unavailable_after is not None:
+                self.stats.inc_value(f"robotstxt/directives/{name}/{source_slug(source)}")
+        for name in found.names:
+            self.stats.inc_value(f"robotstxt/directives/{name}")
+
+    # -- acting on the spider's output --------------------------------------------------
+
+    def _directives(self, response: Response) -> Directives:
+        try:
+            return response.meta.get(_FOUND, NONE)
+        except AttributeError:
+            return NONE
+
+    def _filter(self, response: Response) -> _Filter | None:
+        found = self._directives(response)
+        config = self.config
+        if not (found.nofollow and config.nofollow) and not (found.noindex and config.noindex != "ignore"):
+            if not config.rel_nofollow or not isinstance(response, HtmlResponse):
+                return None
+        return _Filter(self, response, found)
+
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterator[Any]:
+        keep = self._filter(response)
+        for item in result:
+            if keep is None or keep(item):
+                yield item
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
+    ) -> AsyncIterator[Any]:
+        keep = self._filter(response)
+        async for item in result:
+            if keep is None or keep(item):
+                yield item
+
+    def tell(
+        self, response: Response, what: str, stat: str, message: str, args: dict[str, Any], level: int = logging.INFO
+    ) -> None:
+        """Count what was done, say it at DEBUG, and at ``level`` the first time on its site."""
+        self.stats.inc_value(stat)
+        site = urlparse_cached(response).netloc
+        first = (site, what) not in self._logged
+        if first and len(self._logged) < _LOGGED_SITES:
+            self._logged.add((site, what))
+        level = level if first else logging.DEBUG
+        suffix = f" (said once per site; {stat} counts them)" if first else ""
+        logger.log(level, message + suffix, args, extra={"spider": self.crawler.spider})
+
+
+class _Filter:
+    """One response's output: which requests are followed, how items are marked."""
+
+    __slots__ = ("found", "middleware", "response", "_rel")
+
+    def __init__(self, middleware: DirectivesMiddleware, response: Response, found: Directives):
+        self.middleware = middleware
+        self.response = response
+        self.found = found
+        self._rel: frozenset[str] | None = None  # rel=nofollow URLs, read at the first request
+
+    def __call__(self, item: Any) -> bool:
+        if isinstance(item, Request):
+            return self._follow(item)
+        if item is None or not self.found.noindex:
+            return True
+        return self._index(item)
+
+    def _follow(self, request: Request) -> bool:
+        config = self.middleware.config
+        if request.meta.get("dont_obey_robotstxt"):
+            return True
+        response = self.response
+        if self.found.nofollow and config.nofollow:
+            self.middleware.tell(
+                response,
+                "nofollow",
+                "robotstxt/directives/nofollow/requests_dropped",
+                "Not following %(request)s: %(url)s says nofollow (%(source)s)",
+                {"request": request, "url": response.url, "source": self.found.source_of("nofollow")},
+            )
+            return False
+        if not config.rel_nofollow:
+            return True
+        if self._rel is None:
+            self._rel = nofollow_only(response)
+        if self._rel and key(request.url) in self._rel:
+            self.middleware.tell(
+                response,
+                "rel",
+                "robotstxt/directives/rel_nofollow/requests_dropped",
+                'Not following %(request)s: %(url)s links to it only with rel="nofollow"',
+                {"request": request, "url": response.url},
+            )
+            return False
+        return True
+
+    def _index(self, item: Any) -> bool:
+        middleware = self.middleware
+        config = middleware.config
+        source = self.found.source_of("noindex")
+        if config.noindex == "ignore":
+            return True
+        if config.noindex == "drop":
+            middleware.stats.inc_value("robotstxt/directives/noindex/items_dropped")
+            logger.debug(
+                "Item dropped: %(url)s says noindex (%(source)s)",
+                {"url": self.response.url, "source": source},
+                extra={"spider": middleware.crawler.spider},
+            )
+            return False
+        try:
+            ItemAdapter(item)[config.noindex_field] = True
+        except (KeyError, TypeError):  # an item class without the field, or not an item
+            middleware.tell(
+                self.response,
+                "unmarked",
+                "robotstxt/directives/noindex/items_unmarked",
+                "Item of %(url)s (noindex, %(source)s) not marked: its class has no %(field)r field; "
+                "declare it, or set ROBOTSTXT_DIRECTIVES_NOINDEX = 'drop'",
+                {"url": self.response.url, "source": source, "field": config.noindex_field},
+                logging.WARNING,
+            )
+            return True
+        middleware.stats.inc_value("robotstxt/directives/noindex/items_marked")
+        return True
