@@ -148,7 +148,10 @@ class ItemClassSpider(FollowingSpider):
 
 @pytest_twisted.ensureDeferred
 async def test_an_item_class_without_the_field_is_kept_unmarked_with_a_warning(serve, caplog):
-    site = serve(ROBOTS, {"/a": html('<meta name="robots" content="noindex">'), "/b": html('<meta name="robots" content="noindex">')})
+    site = serve(
+        ROBOTS,
+        {"/a": html('<meta name="robots" content="noindex">'), "/b": html('<meta name="robots" content="noindex">')},
+    )
     with caplog.at_level(logging.INFO):
         crawler = await crawl([f"{site.url}/a", f"{site.url}/b"], ItemClassSpider, ADDONS=ADDON)
     assert stat(crawler, "item_scraped_count") == 4  # nothing lost
@@ -179,7 +182,9 @@ SCOPED = {
     ],
 )
 @pytest_twisted.ensureDeferred
-async def test_a_scoped_header_and_a_botname_meta_apply_to_that_crawler_only(serve, user_agent, expected_visits, expected):
+async def test_a_scoped_header_and_a_botname_meta_apply_to_that_crawler_only(
+    serve, user_agent, expected_visits, expected
+):
     site = serve(ROBOTS, dict(SCOPED))
     settings = {}
     if user_agent == "otherbot":
@@ -277,10 +282,20 @@ class UsageTagSpider(FollowingSpider):
 async def test_tag_mode_names_the_directive_that_denies(serve):
     site = serve(ROBOTS, {"/noai": html("", headers=[("X-Robots-Tag", "FooBot: noai")])})
     crawler = await crawl(
-        [f"{site.url}/noai"], UsageTagSpider, ADDONS=ADDON, ROBOTSTXT_USAGE=["train-ai", "search"], ROBOTSTXT_USAGE_MODE="tag"
+        [f"{site.url}/noai"],
+        UsageTagSpider,
+        ADDONS=ADDON,
+        ROBOTSTXT_USAGE=["train-ai", "search"],
+        ROBOTSTXT_USAGE_MODE="tag",
     )
     usage = crawler.spider.directives["noai#usage"]
-    assert usage["train-ai"] == {"decision": "deny", "stated": True, "line": None, "text": "X-Robots-Tag: noai", "source": "directive"}
+    assert usage["train-ai"] == {
+        "decision": "deny",
+        "stated": True,
+        "line": None,
+        "text": "X-Robots-Tag: noai",
+        "source": "directive",
+    }
     assert usage["search"]["decision"] == "allow"
 
 
@@ -303,7 +318,9 @@ async def test_near_misses_and_malformed_values_change_nothing_and_say_why_at_de
     assert crawler.spider.directives == {"preview": None, "broken": None, "a": None, "b": None}
     assert stat(crawler, "robotstxt/directives/malformed") == 3
     said = [r.getMessage() for r in caplog.records if "Robots directive of" in r.getMessage()]
-    assert len(said) == 3 and all(r.levelno == logging.DEBUG for r in caplog.records if "Robots directive of" in r.getMessage())
+    assert len(said) == 3 and all(
+        r.levelno == logging.DEBUG for r in caplog.records if "Robots directive of" in r.getMessage()
+    )
     assert any("not a structured-field list" in m for m in said)
     assert any("'someday' does not read" in m for m in said)
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
@@ -319,7 +336,10 @@ class PdfSpider(RecordingSpider):
 @pytest_twisted.ensureDeferred
 async def test_a_pdf_with_x_robots_tag(serve):
     pdf = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
-    site = serve(ROBOTS, {"/doc.pdf": body(pdf, headers={"Content-Type": "application/pdf", "X-Robots-Tag": "noindex, nofollow"})})
+    site = serve(
+        ROBOTS,
+        {"/doc.pdf": body(pdf, headers={"Content-Type": "application/pdf", "X-Robots-Tag": "noindex, nofollow"})},
+    )
     crawler = await crawl([f"{site.url}/doc.pdf"], PdfSpider, ADDONS=ADDON)
     assert visited(site) == {"/doc.pdf"}
     assert stat(crawler, "robotstxt/directives/noindex/items_marked") == 1
@@ -357,3 +377,31 @@ def test_a_bad_setting_fails_at_start_naming_it():
         DirectivesConfig.from_settings(Settings({"ROBOTSTXT_DIRECTIVES_NOINDEX": "hide"}))
     with pytest.raises(ValueError, match="ROBOTSTXT_DIRECTIVES must be True or False"):
         DirectivesConfig.from_settings(Settings({"ROBOTSTXT_DIRECTIVES": "maybe"}))
+
+
+@pytest.mark.parametrize("policy", ["NoArchivePolicy", "NoArchiveRFC2616Policy"])
+@pytest_twisted.ensureDeferred
+async def test_noarchive_pages_stay_out_of_the_http_cache_run_after_run(serve, tmp_path, policy):
+    cacheable = [("Cache-Control", "max-age=3600")]
+    site = serve(
+        ROBOTS,
+        {
+            "/keep": html("", headers=cacheable),
+            "/header": html("", headers=[*cacheable, ("X-Robots-Tag", "noarchive")]),
+            "/meta": html('<meta name="foobot" content="noarchive">', headers=cacheable),
+            "/other": html('<meta name="otherbot" content="noarchive">', headers=cacheable),
+        },
+    )
+    urls = [f"{site.url}/{p}" for p in ("keep", "header", "meta", "other")]
+    cache = {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(tmp_path / "cache")}
+    for _ in range(3):  # the first run fills the cache; the next two read it
+        crawler = await crawl(urls, ADDONS=ADDON, HTTPCACHE_POLICY=f"scrapy_robots.directives.cache.{policy}", **cache)
+        assert sorted(u.split("/", 3)[3] for u in crawler.spider.downloaded) == ["header", "keep", "meta", "other"]
+    hits = {path: site.paths().count(path) for path in ("/keep", "/header", "/meta", "/other")}
+    assert hits == {"/keep": 1, "/header": 3, "/meta": 3, "/other": 1}
+    # Scrapy's own policy stores them all.
+    stock = serve(ROBOTS, dict(site.routes))
+    stock_urls = [u.replace(site.url, stock.url) for u in urls]
+    for _ in range(2):
+        await crawl(stock_urls, ADDONS=ADDON, HTTPCACHE_DIR=str(tmp_path / "stock"), HTTPCACHE_ENABLED=True)
+    assert [stock.paths().count(p) for p in ("/keep", "/header", "/meta", "/other")] == [1, 1, 1, 1]

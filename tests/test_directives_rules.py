@@ -98,5 +98,8 @@ def test_the_sources_combine_to_the_most_restrictive_and_say_where_each_came_fro
     both = header | meta
     assert flags(both) == {"noindex", "nofollow"}
     assert both.as_meta() == {"nofollow": ["X-Robots-Tag"], "noindex": ['meta name="mybot"']}
-    assert (both | header_directives(["noindex"], [], BOT)).as_meta()["noindex"] == ['meta name="mybot"', "X-Robots-Tag"]
+    assert (both | header_directives(["noindex"], [], BOT)).as_meta()["noindex"] == [
+        'meta name="mybot"',
+        "X-Robots-Tag",
+    ]
     assert read_directives(["index"], "x") == NONE and not NONE

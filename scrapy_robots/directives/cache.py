@@ -1,0 +1,78 @@
+"""``noarchive``: a page that says it is not stored in Scrapy's HTTP cache.
+
+Scrapy keeps one archive of what it downloads, its HTTP cache (``HTTPCACHE_ENABLED``).
+These policies are Scrapy's two, except that a response whose ``X-Robots-Tag`` /
+``Robots-Tag`` header or robots meta tag says ``noarchive`` to this crawler is not
+stored (``none`` is ``noindex, nofollow``, not ``noarchive``)::
+
+    HTTPCACHE_POLICY = "scrapy_robots.directives.cache.NoArchivePolicy"          # Scrapy's DummyPolicy
+    HTTPCACHE_POLICY = "scrapy_robots.directives.cache.NoArchiveRFC2616Policy"   # Scrapy's RFC2616Policy
+
+The page is still downloaded and given to the spider; it is fetched again on the next run.
+The crawler's product token is read as :class:`~.middleware.DirectivesConfig` reads it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from scrapy.extensions.httpcache import DummyPolicy, RFC2616Policy
+from scrapy.http import HtmlResponse
+
+from scrapy_robots.directives.head import meta_directives
+from scrapy_robots.directives.headers import LEGACY, STRUCTURED, header_directives
+from scrapy_robots.useragent import default_user_agent, product_token
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.http import Response
+    from scrapy.settings import BaseSettings
+
+logger = logging.getLogger(__name__)
+
+
+def says_noarchive(response: Response, token: str) -> bool:
+    """Does ``response`` say ``noarchive`` to the crawler whose product token is ``token``?"""
+    headers = response.headers
+    legacy, structured = headers.getlist(LEGACY), headers.getlist(STRUCTURED)
+    if (legacy or structured) and header_directives(
+        [v.decode("latin-1") for v in legacy], [v.decode("latin-1") for v in structured], token
+    ).noarchive:
+        return True
+    return isinstance(response, HtmlResponse) and meta_directives(response.body, token).noarchive
+
+
+class _NoArchive:
+    def _read_agent(self, settings: BaseSettings) -> None:
+        self._user_agent = settings.get("ROBOTSTXT_USER_AGENT") or None
+        self._default_user_agent = default_user_agent(settings)
+
+    def _archived(self, response: Response, request: Request) -> bool:
+        agent = self._user_agent or request.headers.get(b"User-Agent") or self._default_user_agent
+        if says_noarchive(response, product_token(agent)):
+            logger.debug("Not stored in the HTTP cache: %(url)s says noarchive", {"url": response.url})
+            return False
+        return True
+
+
+class NoArchivePolicy(_NoArchive, DummyPolicy):
+    """Scrapy's ``DummyPolicy``, and a ``noarchive`` page is not stored."""
+
+    def __init__(self, settings: BaseSettings):
+        super().__init__(settings)
+        self._read_agent(settings)
+
+    def should_cache_response(self, response: Response, request: Request) -> bool:
+        return super().should_cache_response(response, request) and self._archived(response, request)
+
+
+class NoArchiveRFC2616Policy(_NoArchive, RFC2616Policy):
+    """Scrapy's ``RFC2616Policy``, and a ``noarchive`` page is not stored."""
+
+    def __init__(self, settings: BaseSettings):
+        super().__init__(settings)
+        self._read_agent(settings)
+
+    def should_cache_response(self, response: Response, request: Request) -> bool:
+        return super().should_cache_response(response, request) and self._archived(response, request)
