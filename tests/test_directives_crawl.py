@@ -405,3 +405,45 @@ async def test_noarchive_pages_stay_out_of_the_http_cache_run_after_run(serve, t
     for _ in range(2):
         await crawl(stock_urls, ADDONS=ADDON, HTTPCACHE_DIR=str(tmp_path / "stock"), HTTPCACHE_ENABLED=True)
     assert [stock.paths().count(p) for p in ("/keep", "/header", "/meta", "/other")] == [1, 1, 1, 1]
+
+
+def gzip_chunked_html(text: str):
+    import gzip
+
+    from twisted.web.server import NOT_DONE_YET
+
+    data = gzip.compress(text.encode())
+
+    def handle(request):
+        request.setHeader(b"Content-Type", b"text/html; charset=utf-8")
+        request.setHeader(b"Content-Encoding", b"gzip")
+        for start in range(0, len(data), 40):
+            request.write(data[start : start + 40])
+        request.finish()
+        return NOT_DONE_YET
+
+    return handle
+
+
+@pytest_twisted.ensureDeferred
+async def test_compressed_chunked_and_close_delimited_pages_with_every_default_middleware(serve):
+    from servers import raw
+
+    head = '<meta name="robots" content="nofollow">'
+    close_delimited = (
+        b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\nX-Robots-Tag: FooBot: nofollow\r\n\r\n"
+        b'<html><head></head><body><a href="/c">c</a></body></html>'
+    )
+    site = serve(
+        ROBOTS,
+        {
+            "/gz": gzip_chunked_html(f"<html><head>{head}</head><body>{anchors('/a')}</body></html>"),
+            "/close": raw(close_delimited),
+            "/plain": html("", anchors("/b")),
+        },
+    )
+    crawler = await follow([f"{site.url}/{p}" for p in ("gz", "close", "plain")])
+    assert visited(site) == {"/gz", "/close", "/plain", "/b"}
+    assert stat(crawler, "robotstxt/directives/nofollow/requests_dropped") == 2
+    assert stat(crawler, "robotstxt/directives/nofollow/meta-robots") == 1
+    assert stat(crawler, "robotstxt/directives/nofollow/x-robots-tag") == 1

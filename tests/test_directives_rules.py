@@ -86,6 +86,12 @@ def test_unavailable_after_is_noindex_after_its_date():
         (b'<head><meta name="description" content="noindex">', set()),
         (b'<head><meta name="robots" content="noindex"', set()),  # a cut tag
         (b'\xff\xfe<head><meta name=robots content="noai">', {"noai"}),
+        (b'<head><!-- <meta name="robots" content="noindex"> --><meta name="robots" content="noai">', {"noai"}),
+        (b'<head><!-- </head> --><meta name="robots" content="noindex">', {"noindex"}),
+        (b"<head><script>var t = '<meta name=robots content=nofollow>';</script></head>", set()),
+        (b'<head><script src="a.js"></script><meta name="robots" content="nofollow"></head>', {"nofollow"}),
+        (b'<head><!-- never closed <meta name="robots" content="noindex">', set()),
+        (b'<html><meta name="robots" content="noindex"/><body>', {"noindex"}),  # no head tag
     ],
 )
 def test_the_head_scan(html, expected):

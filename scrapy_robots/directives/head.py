@@ -3,7 +3,8 @@ read from a document's head bytes with one regular expression, no DOM.
 
 The scan stops at ``</head>`` or ``<body``, and reads at most ``HEAD_BYTES`` bytes: a
 robots meta tag belongs in the head (HTML: "metadata content"), and a page whose head
-is larger than that is rare enough not to pay a whole-page scan for. Attributes in any
+is larger than that is rare enough not to pay a whole-page scan for. Comments and
+scripts are skipped (a tag commented out says nothing). Attributes in any
 order, any case, quoted with ``"`` or ``'`` or not at all; entities in the content are not
 expected in a directive list and are left as they are.
 """
@@ -18,6 +19,8 @@ from scrapy_robots.directives.rules import NONE, Directives, read_directives
 #: The bytes of a document read for its head.
 HEAD_BYTES: Final = 64 * 1024
 _END: Final = re.compile(rb"</head\s*>|<body[\s>]", re.I)
+#: A comment (a tag commented out is no tag) and a script's text, up to their end or the cut.
+_SKIP: Final = re.compile(rb"<!--.*?(?:-->|\Z)|<script\b.*?(?:</script\s*>|\Z)", re.I | re.S)
 _META: Final = re.compile(rb"<meta\s([^>]*)>", re.I)
 _ATTRIBUTE: Final = re.compile(rb"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""")
 
@@ -27,6 +30,8 @@ def meta_directives(body: bytes, token: str, malformed: list[str] | None = None)
     ``token``: ``name="robots"`` (every crawler) and ``name="<token>"`` (this one).
     A tag of these names without ``content`` is ignored, and said in ``malformed``."""
     head = body[:HEAD_BYTES]
+    if b"<!--" in head or b"<script" in head or b"<SCRIPT" in head:
+        head = _SKIP.sub(b" ", head)
     end = _END.search(head)
     if end is not None:
         head = head[: end.start()]
