@@ -76,6 +76,21 @@ def source_slug(source: str) -> str:
     return "unavailable_after"
 
 
+def page_directives(response: Response, token: str, malformed: list[str] | None = None) -> Directives:
+    """What ``response``'s headers (any response) and head (HTML) say to the crawler
+    whose product token is ``token``; what is ignored as malformed goes to ``malformed``."""
+    headers = response.headers
+    found = NONE
+    legacy, structured = headers.getlist(LEGACY), headers.getlist(STRUCTURED)
+    if legacy or structured:
+        found = header_directives(
+            [v.decode("latin-1") for v in legacy], [v.decode("latin-1") for v in structured], token, malformed
+        )
+    if isinstance(response, HtmlResponse):
+        found = found | meta_directives(response.body, token, malformed)
+    return found
+
+
 @dataclass(frozen=True)
 class DirectivesConfig:
     """The ``ROBOTSTXT_DIRECTIVES*`` settings, read once; None when turned off."""
@@ -130,17 +145,8 @@ class DirectivesMiddleware:
 
     def read(self, response: Response) -> Directives:
         """What ``response`` says to this crawler, now (``unavailable_after`` applied)."""
-        token = self.config.token(response)
         malformed: list[str] = []
-        headers = response.headers
-        found = NONE
-        legacy, structured = headers.getlist(LEGACY), headers.getlist(STRUCTURED)
-        if legacy or structured:
-            found = header_directives(
-                [v.decode("latin-1") for v in legacy], [v.decode("latin-1") for v in structured], token, malformed
-            )
-        if isinstance(response, HtmlResponse):
-            found = found | meta_directives(response.body, token, malformed)
+        found = page_directives(response, self.config.token(response), malformed)
         for reason in malformed:
             self.stats.inc_value("robotstxt/directives/malformed")
             logger.debug(
