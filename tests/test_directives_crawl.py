@@ -447,3 +447,35 @@ async def test_compressed_chunked_and_close_delimited_pages_with_every_default_m
     assert stat(crawler, "robotstxt/directives/nofollow/requests_dropped") == 2
     assert stat(crawler, "robotstxt/directives/nofollow/meta-robots") == 1
     assert stat(crawler, "robotstxt/directives/nofollow/x-robots-tag") == 1
+
+
+class MetaPassingSpider(FollowingSpider):
+    """The old idiom: every link followed with ``meta=response.meta``."""
+
+    def parse(self, response):
+        for out in super().parse(response):
+            if isinstance(out, Request):
+                out = out.replace(meta=dict(response.meta))
+            yield out
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_s_answers_do_not_ride_on_to_its_children_with_meta_response_meta(serve):
+    site = serve(
+        ROBOTS,
+        {
+            "/hidden": html('<meta name="robots" content="noindex">', anchors("/child")),
+            "/child": html("", anchors("/grandchild")),
+            "/reserved": html("", anchors("/free"), headers=[("Content-Usage", "train-ai=n")]),
+            "/noai": html('<meta name="robots" content="noai">', anchors("/free2")),
+        },
+    )
+    urls = [f"{site.url}/{p}" for p in ("hidden", "reserved", "noai")]
+    crawler = await crawl(urls, MetaPassingSpider, ADDONS=ADDON, ROBOTSTXT_USAGE=["train-ai"])
+    assert visited(site) == {"/hidden", "/child", "/grandchild", "/reserved", "/free", "/noai", "/free2"}
+    marked = {i["url"].split("/", 3)[3] for i in crawler.spider.items if i.get("robots_noindex")}
+    assert marked == {"hidden"}
+    # /reserved and /noai's items dropped for train-ai; their children's kept.
+    assert stat(crawler, "robotstxt/usage/items_dropped/train-ai") == 2
+    assert stat(crawler, "item_scraped_count") == 5
+    assert crawler.spider.directives["child"] is None and crawler.spider.directives["grandchild"] is None

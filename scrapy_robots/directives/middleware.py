@@ -163,13 +163,15 @@ class DirectivesMiddleware:
             return
         found = self.read(response)
         if not found:
+            # A spider that passes meta=response.meta on carries the last page's record.
+            if _FOUND in meta:
+                del meta[_FOUND], meta[META_KEY]
             return
         meta[_FOUND] = found
         meta[META_KEY] = found.as_meta()
         self.stats.inc_value("robotstxt/directives/pages")
         for name, source in found.sources:
-            if name != "unavailable_after" or found.unavailable_after is not None:
-                self.stats.inc_value(f"robotstxt/directives/{name}/{source_slug(source)}")
+            self.stats.inc_value(f"robotstxt/directives/{name}/{source_slug(source)}")
         for name in found.names:
             self.stats.inc_value(f"robotstxt/directives/{name}")
 
