@@ -8,7 +8,8 @@ uses); records what applies in ``response.meta["robotstxt_directives"]``; and ac
 the spider's output:
 
 - ``nofollow`` (or ``none``): every request the spider yields from that response is
-  dropped (``ROBOTSTXT_DIRECTIVES_NOFOLLOW``);
+  dropped (``ROBOTSTXT_DIRECTIVES_NOFOLLOW``), unless the response is a sitemap or a
+  robots.txt (the site's own list of URLs to crawl);
 - ``rel="nofollow"``: a request to a URL the page links to only that way is dropped
   (``ROBOTSTXT_DIRECTIVES_REL_NOFOLLOW``);
 - ``noindex`` (or ``unavailable_after`` past its date): the page's items are marked with
@@ -24,6 +25,7 @@ DEBUG line and a stat; the first on each site is an INFO line too.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -58,6 +60,8 @@ META_KEY: Final = "robotstxt_directives"
 _FOUND: Final = "_robotstxt_directives"
 #: What ``noindex`` does to a page's items.
 NOINDEX_ACTIONS: Final = ("mark", "drop", "ignore")
+#: A sitemap's root element, in its first bytes.
+_SITEMAP: Final = re.compile(rb"<(?:[\w-]+:)?(?:urlset|sitemapindex)[\s>]")
 #: Sites whose first drop was logged at INFO, at most (then DEBUG lines only).
 _LOGGED_SITES: Final = 10_000
 
@@ -89,6 +93,18 @@ def page_directives(response: Response, token: str, malformed: list[str] | None 
     if isinstance(response, HtmlResponse):
         found = found | meta_directives(response.body, token, malformed)
     return found
+
+
+def is_sitemap(response: Response) -> bool:
+    """Is ``response`` a sitemap or a robots.txt, whose URLs are the site's own list of what
+    to crawl, not a page's links? (SEO plug-ins send ``X-Robots-Tag: noindex, nofollow``
+    with sitemaps, to keep them out of search results.)"""
+    if response.url.endswith("/robots.txt"):
+        return True
+    callback = getattr(response.request, "callback", None)
+    if getattr(callback, "__name__", None) == "_parse_sitemap":  # SitemapSpider's
+        return True
+    return _SITEMAP.search(response.body, 0, 2048) is not None
 
 
 @dataclass(frozen=True)
@@ -244,7 +260,7 @@ class _Filter:
         if request.meta.get("dont_obey_robotstxt"):
             return True
         response = self.response
-        if self.found.nofollow and config.nofollow:
+        if self.found.nofollow and config.nofollow and not is_sitemap(response):
             self.middleware.tell(
                 response,
                 "nofollow",
