@@ -16,7 +16,9 @@ class Token(str):
 
 _KEY: Final = re.compile(r"[a-z*][a-z0-9_.*-]*")
 _TOKEN: Final = re.compile(r"[A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*")
-_NUMBER: Final = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,3})?")
+# RFC 9651 4.2.4: a Decimal has at most 12 digits before the dot, an Integer 15; what
+# follows the longest match (a 13th digit before a dot, a 4th after it) fails the field.
+_NUMBER: Final = re.compile(r"-?(?:[0-9]{1,12}\.[0-9]{1,3}|[0-9]{1,15})")
 _BYTES: Final = re.compile(r":[A-Za-z0-9+/=]*:")
 
 

@@ -1,0 +1,62 @@
+"""RFC 9651 structured fields: our subset (scrapy_robots/_sfv.py), at the grammar's edges."""
+
+from __future__ import annotations
+
+import pytest
+
+from scrapy_robots._sfv import Token, parse_sf_dictionary, parse_sf_list
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # RFC 9651 4.2.4: an Integer has at most 15 digits, a Decimal at most 12 before
+        # the dot and 1 to 3 after it.
+        ("123456789012345, -123456789012345", [123456789012345, -123456789012345]),
+        ("123456789012.123", [123456789012.123]),
+        ("0042, -0", [42, 0]),
+        ("1234567890123456", None),
+        ("1234567890123.1", None),
+        ("-1234567890123.0", None),
+        ("1.1234", None),
+        ("1.", None),
+        ("1..4", None),
+        ("-", None),
+        ("(1234567890123.1)", None),
+    ],
+)
+def test_numbers(text, expected):
+    parsed = parse_sf_list(text)
+    assert (parsed if parsed is None else [item for item, _ in parsed]) == expected
+
+
+def test_decimal_limits_in_dictionaries_and_parameters():
+    assert parse_sf_dictionary("a=123456789012.5") == {"a": 123456789012.5}
+    assert parse_sf_dictionary("a=1234567890123.5") is None
+    assert parse_sf_list("a;q=1234567890123.5") is None
+    assert parse_sf_list("a;q=0.5") == [(Token("a"), {"q": 0.5})]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("*;nosnippet, ExampleBot;noindex", [("*", {"nosnippet": True}), ("ExampleBot", {"noindex": True})]),
+        ("a; x", [("a", {"x": True})]),
+        ("  a  ,  b  ", [("a", {}), ("b", {})]),
+        ("a\t,\tb", [("a", {}), ("b", {})]),
+        ("", []),
+        ("a ;x", None),
+        ("a;x =1", None),
+        ("a;X=1", None),
+        ("a,", None),
+        (",a", None),
+        ("a,,b", None),
+        ("a b", None),
+        ("(a,b)", None),
+        ("((a))", None),
+        ('"bad \\n escape"', None),
+        ("t\u00f6ken", None),
+    ],
+)
+def test_list_grammar(text, expected):
+    assert parse_sf_list(text) == expected
