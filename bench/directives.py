@@ -202,8 +202,10 @@ def part_one(scale: float) -> None:
             "warm": per_call(nofollow_only, warm(page), cold, fresh=True),
             "anchor cold": per_call(spider_links, fresh, cold, fresh=True),
             "anchor warm": per_call(spider_links, warm(page), cold, fresh=True),
+            "one pass": per_call(one_pass_nofollow_only, warm(page), cold, fresh=True),
         }
         found = len(nofollow_only(response(page)))
+        same = one_pass_nofollow_only(warm(page)()) == nofollow_only(response(page))
         rows.append(
             [
                 page.label,
@@ -214,13 +216,16 @@ def part_one(scale: float) -> None:
                 f"{figures['anchor warm']:.0f}",
                 f"{figures['warm'] / figures['anchor cold']:.2f}",
                 f"{figures['warm'] / figures['anchor warm']:.2f}",
+                f"{figures['one pass']:.0f}" + ("" if same else " (NOT the same URLs)"),
             ]
         )
     print(
         "links.nofollow_only(response): the rel=nofollow step (Scrapy's LinkExtractor), on a fresh response "
         "(cold: it builds the lxml document) and on one whose document the spider built (warm). "
         "Anchor: response.css('a::attr(href)').getall(), cold and warm. µs per response, medians of 3 rounds "
-        f"of {cold:,} responses.\n"
+        f"of {cold:,} responses. one pass, warm: the same answer from one walk of the document's <a> and "
+        "<area> elements (lxml's iter, in C) instead of the LinkExtractor's walk of every element in Python "
+        "(a sketch here, not the package's code).\n"
     )
     print_table(
         [
@@ -232,9 +237,37 @@ def part_one(scale: float) -> None:
             "anchor warm µs",
             "warm / anchor cold",
             "warm / anchor warm",
+            "one pass, warm µs",
         ],
         rows,
     )
+    from scrapy_robots.directives.links import _NOFOLLOW
+
+    body = without.body
+    search = per_call(_NOFOLLOW.search, lambda: body, reads, fresh=False)
+    lowered = per_call(lambda b: b.lower().find(b"nofollow"), lambda: body, reads, fresh=False)
+    print(
+        f"Of which the byte search for 'nofollow' ({len(body) / 1024:.0f} KiB page without it), every HTML page "
+        f"that yields a request: {search:.0f} µs (links._NOFOLLOW, re.I); body.lower().find(b'nofollow'): "
+        f"{lowered:.0f} µs.\n"
+    )
+
+
+def one_pass_nofollow_only(response: Any) -> frozenset[str]:
+    """``links.nofollow_only``'s answer from one walk of the ``<a>`` and ``<area>`` elements."""
+    from scrapy_robots.directives.links import _NOFOLLOW, key
+
+    if _NOFOLLOW.search(response.body) is None:
+        return frozenset()
+    nofollow: set[str] = set()
+    followed: set[str] = set()
+    for element in response.selector.root.iter("a", "area"):
+        href = element.get("href")
+        if href is None:
+            continue
+        rel = (element.get("rel") or "").lower().split()
+        (nofollow if "nofollow" in rel else followed).add(key(response.urljoin(href.strip())))
+    return frozenset(nofollow - followed)
 
 
 # -- part 2: crawls (subprocesses) ----------------------------------------------------------
@@ -270,7 +303,7 @@ def crawl(config: dict[str, Any]) -> None:
 
 @dataclass
 class Run:
-    on: bool
+    kind: str
     wall: float = float("nan")
     cpu: float = float("nan")
     instructions: int = 0
@@ -323,20 +356,21 @@ class Sites:
             self.process.wait()
 
 
-def run_crawl(on: bool, sites: Sites, workdir: Path, timeout: float, instructions: bool = False) -> Run:
+def run_crawl(kind: str, sites: Sites, workdir: Path, timeout: float, instructions: bool = False) -> Run:
     from broad import VALGRIND, cachegrind_total
 
-    run = Run(on)
+    run = Run(kind)
+    slug = kind.replace(", ", "-").replace(" ", "-")
     result = workdir / "result.json"
     result.unlink(missing_ok=True)
-    log = workdir / f"crawl-{'on' if on else 'off'}.log"
+    log = workdir / f"crawl-{slug}.log"
     config = {
         "bases": sites.bases,
         "result": str(result),
         "settings": {
             "ADDONS": {"scrapy_robots.Addon": 0},
             "ROBOTSTXT_OBEY": True,
-            "ROBOTSTXT_DIRECTIVES": on,
+            **KINDS[kind],
             "USER_AGENT": USER_AGENT,
             "CONCURRENT_REQUESTS": 32,
             "DOWNLOAD_DELAY": 0,
@@ -347,10 +381,12 @@ def run_crawl(on: bool, sites: Sites, workdir: Path, timeout: float, instruction
         },
     }
     sites.control("reset")
-    counted = workdir / f"crawl-{'on' if on else 'off'}.cachegrind"
+    counted = workdir / f"crawl-{slug}.cachegrind"
     wrap = [*VALGRIND, f"--cachegrind-out-file={counted}"] if instructions else []
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
-    process = subprocess.Popen([*wrap, sys.executable, __file__, "--crawl", json.dumps(config)], env=env)
+    # valgrind's own warnings (about the cache it does not simulate) go to a file.
+    stderr = (workdir / f"crawl-{slug}.stderr").open("w") if instructions else None
+    process = subprocess.Popen([*wrap, sys.executable, __file__, "--crawl", json.dumps(config)], env=env, stderr=stderr)
     deadline = time.monotonic() + timeout
     try:
         while not (waited := os.wait4(process.pid, os.WNOHANG))[0]:
@@ -363,6 +399,8 @@ def run_crawl(on: bool, sites: Sites, workdir: Path, timeout: float, instruction
         process.kill()
         process.wait()
         raise
+    if stderr is not None:
+        stderr.close()
     _, status, usage = waited
     process.returncode = run.exit = os.waitstatus_to_exitcode(status)
     run.cpu = usage.ru_utime + usage.ru_stime
@@ -399,6 +437,19 @@ def crawl_row(label: str, runs: list[Run], anchor: list[Run]) -> list[str]:
     ]
 
 
+#: The crawls: ROBOTSTXT_DIRECTIVES off (the anchor), on, and on without its rel=nofollow step.
+KINDS: dict[str, dict[str, Any]] = {
+    "off": {"ROBOTSTXT_DIRECTIVES": False},
+    "on": {"ROBOTSTXT_DIRECTIVES": True},
+    "on, no rel": {"ROBOTSTXT_DIRECTIVES": True, "ROBOTSTXT_DIRECTIVES_REL_NOFOLLOW": False},
+}
+LABELS = {
+    "off": "False (anchor)",
+    "on": "True (defaults)",
+    "on, no rel": "True, REL_NOFOLLOW=False",
+}
+
+
 def part_two(args: argparse.Namespace, workdir: Path) -> None:
     # Byte-compiled as a pip install leaves it (see bench/broad.py): an editable install
     # under PYTHONDONTWRITEBYTECODE would compile the package at each crawl's start.
@@ -406,16 +457,19 @@ def part_two(args: argparse.Namespace, workdir: Path) -> None:
     per_site = max(20, args.pages // args.sites)
     sites = Sites(workdir, args.sites, per_site)
     timeout = 60 + args.pages / 20
-    runs: dict[bool, list[Run]] = {False: [], True: []}
-    counted: dict[bool, Run] = {}
+    kinds = list(KINDS)
+    runs: dict[str, list[Run]] = {kind: [] for kind in kinds}
+    counted: dict[str, Run] = {}
     try:
         for repeat in range(args.repeats):
-            for on in (False, True) if repeat % 2 == 0 else (True, False):
-                run = run_crawl(on, sites, workdir, timeout)
-                runs[on].append(run)
+            # Each round in another order: a machine that slows down as a round goes on
+            # weighs on every kind alike.
+            shift = repeat % len(kinds)
+            for kind in kinds[shift:] + kinds[:shift]:
+                run = run_crawl(kind, sites, workdir, timeout)
+                runs[kind].append(run)
                 print(
-                    f"  directives {'on ' if on else 'off'}: {run.served.get('pages', 0)} pages, "
-                    f"wall {run.wall:.1f} s, "
+                    f"  {kind}: {run.served.get('pages', 0)} pages, wall {run.wall:.1f} s, "
                     f"CPU {run.cpu:.2f} s{''.join('; ' + p for p in run.problems)}",
                     file=sys.stderr,
                     flush=True,
@@ -425,45 +479,53 @@ def part_two(args: argparse.Namespace, workdir: Path) -> None:
     if args.instructions:
         small = Sites(workdir, args.sites, max(20, args.instruction_pages // args.sites))
         try:
-            for on in (False, True):
-                counted[on] = run_crawl(on, small, workdir, 30 * (60 + args.instruction_pages / 20), instructions=True)
-                print(
-                    f"  under valgrind, directives {'on' if on else 'off'}: {counted[on].instructions / 1e9:.3f} G",
-                    file=sys.stderr,
-                )
+            for kind in kinds:
+                timeout = 30 * (60 + args.instruction_pages / 20)
+                counted[kind] = run_crawl(kind, small, workdir, timeout, instructions=True)
+                print(f"  under valgrind, {kind}: {counted[kind].instructions / 1e9:.3f} G", file=sys.stderr)
         finally:
             small.stop()
 
     total = per_site * args.sites
     print(
         f"A crawl of {total:,} pages on {args.sites} local sites ({per_site} pages each, 30-170 KB), add-on on, "
-        f"CONCURRENT_REQUESTS=32, LOG_LEVEL=INFO; ROBOTSTXT_DIRECTIVES False (anchor) and True; medians of "
-        f"{args.repeats}. pages: served by the sites; the next four: the crawl's stats "
-        "(robotstxt/directives/pages, .../nofollow/requests_dropped, .../rel_nofollow/requests_dropped, "
-        ".../noindex/items_marked). CPU: user + system of the crawl process, start-up included.\n"
+        f"CONCURRENT_REQUESTS=32, LOG_LEVEL=INFO; medians of {args.repeats}. pages: served by the sites; "
+        "the next four: the crawl's stats (robotstxt/directives/pages, .../nofollow/requests_dropped, "
+        ".../rel_nofollow/requests_dropped, .../noindex/items_marked). CPU: user + system of the crawl process, "
+        "start-up included; x: against ROBOTSTXT_DIRECTIVES = False.\n"
     )
     headers = ["ROBOTSTXT_DIRECTIVES", "pages", "items", "pages w/ dir.", "nofollow drops", "rel drops", "marked",
                "wall s", "wall x", "CPU s", "CPU x", "CPU each run", "problems"]  # fmt: skip
-    print_table(
-        headers, [crawl_row("False (anchor)", runs[False], runs[False]), crawl_row("True", runs[True], runs[False])]
-    )
-    rounds = min(len(runs[True]), len(runs[False]))
-    ratios = [runs[True][i].cpu / runs[False][i].cpu for i in range(rounds)]
-    print(
-        "CPU on / off, round by round: "
-        + " ".join(f"x{ratio:.3f}" for ratio in ratios)
-        + f" (median x{statistics.median(ratios):.3f})\n"
-    )
-    if counted:
-        off, on = counted[False], counted[True]
-        pages = on.served.get("pages", 0)
+    print_table(headers, [crawl_row(LABELS[kind], runs[kind], runs["off"]) for kind in kinds])
+    for kind in kinds[1:]:
+        rounds = min(len(runs[kind]), len(runs["off"]))
+        ratios = [runs[kind][i].cpu / runs["off"][i].cpu for i in range(rounds)]
         print(
-            f"Under valgrind (cachegrind, instructions executed by the crawl process, start-up included), "
-            f"{pages:,} pages: off {off.instructions / 1e9:.3f} G, on {on.instructions / 1e9:.3f} G, "
-            f"x{on.instructions / off.instructions:.4f} "
-            f"({(on.instructions - off.instructions) / max(1, pages) / 1e3:+.0f} k instructions per page)"
-            f"{''.join('; ' + p for p in off.problems + on.problems)}\n"
+            f"CPU {kind} / off, round by round: "
+            + " ".join(f"x{ratio:.3f}" for ratio in ratios)
+            + f" (median x{statistics.median(ratios):.3f}; "
+            f"{(median_cpu(runs[kind]) - median_cpu(runs['off'])) / total * 1e6:+.0f} µs per page)"
         )
+    print()
+    if counted:
+        off = counted["off"]
+        pages = off.served.get("pages", 0)
+        print(
+            "Under valgrind (cachegrind: instructions executed by the crawl process, start-up included), "
+            f"{pages:,} pages:"
+        )
+        for kind in kinds:
+            run = counted[kind]
+            print(
+                f"  {LABELS[kind]}: {run.instructions / 1e9:.3f} G, x{run.instructions / off.instructions:.4f} "
+                f"({(run.instructions - off.instructions) / max(1, pages) / 1e3:+,.0f} k instructions per page)"
+                f"{''.join('; ' + p for p in run.problems)}"
+            )
+        print()
+
+
+def median_cpu(runs: list[Run]) -> float:
+    return statistics.median(r.cpu for r in runs)
 
 
 def main() -> None:
