@@ -60,3 +60,41 @@ def test_decimal_limits_in_dictionaries_and_parameters():
 )
 def test_list_grammar(text, expected):
     assert parse_sf_list(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # RFC 9651 4.2.9: a Date is "@" and an Integer (seconds since the epoch).
+        ("a;d=@1659578233", [("a", {"d": 1659578233})]),
+        ("@-12", [(-12, {})]),
+        ("@1.5", None),
+        ("@", None),
+        ("@ 12", None),
+        # 4.2.10: a Display String, %"..." with lowercase %xx escapes of UTF-8.
+        ('%"f%c3%bc%c3%bc"', [("f\u00fc\u00fc", {})]),
+        ('%"plain text"', [("plain text", {})]),
+        ('%"f%C3%BC"', None),
+        ('%"a%c3"', None),
+        ('%"a%2"', None),
+        ('%"unterminated', None),
+        ('%"a\\"b"', None),
+        ("%a", None),
+        # 4.2.7: a Byte Sequence's content must decode as base64 ("=" padding may lack).
+        (":aGVsbG8=:", [(b"aGVsbG8=", {})]),
+        (":aGVsbG8:", [(b"aGVsbG8", {})]),
+        (":a=b:", None),
+        (":abcde:", None),
+    ],
+)
+def test_dates_display_strings_and_byte_sequences(text, expected):
+    assert parse_sf_list(text) == expected
+
+
+def test_the_new_types_are_told_apart():
+    from scrapy_robots._sfv import Date, DisplayString
+
+    ((item, parameters),) = parse_sf_list('%"caf%c3%a9";at=@0')
+    assert isinstance(item, DisplayString) and item == "caf\u00e9"
+    assert isinstance(parameters["at"], Date) and parameters["at"] == 0
+    assert parse_sf_dictionary('title=%"x", when=@86400') == {"title": "x", "when": 86400}
