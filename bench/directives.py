@@ -1,8 +1,9 @@
 """Page directives (#33): what reading a page's robots directives costs, per page and in a crawl.
 
-    .venv/bin/python bench/directives.py                  # per-page costs, 3 x 2 crawls, valgrind counts
+    .venv/bin/python bench/directives.py                  # per-page costs, 3 x 3 crawls, valgrind (~5 min)
     .venv/bin/python bench/directives.py --quick          # about a minute: smaller crawls, no valgrind
     .venv/bin/python bench/directives.py --pages 5000 --no-instructions
+    .venv/bin/python bench/directives.py --only pages     # part 1 alone
 
 Part 1, in-process: ``DirectivesMiddleware.read(response)`` (the headers of every response,
 the head's meta tags of an HTML one) on real ``HtmlResponse`` / ``Response`` objects, over
@@ -11,16 +12,18 @@ PDF; then ``links.nofollow_only(response)`` (the ``rel="nofollow"`` step, run wh
 spider yields a request from a page whose body says ``nofollow``) cold (it builds the lxml
 document) and with the document already built by the spider. The anchor, on the same
 page: ``response.css("a::attr(href)").getall()`` on a fresh response (document built: what a
-spider that follows links pays anyway), and on one whose document is built. Each figure is
-the median of 3 rounds of many calls, in microseconds per call.
+spider that follows links pays anyway), and on one whose document is built; beside them, a
+sketch of the same answer from one walk of the ``<a>`` and ``<area>`` elements. Each figure
+is the median of 3 rounds of many calls, in microseconds per call.
 
 Part 2, real crawls: the same crawl of ``--pages`` pages on ``--sites`` local sites
 (bench/_directives_site.py: 30-170 KB pages, heads with meta tags, half the pages with
 ``rel="nofollow"`` links, 1 in 10 ``noindex``, 1 in 10 ``nofollow``, 1 in 10 with headers)
 by a spider that follows every same-site link and yields one item per page, with the
-add-on (``ADDONS = {"scrapy_robots.Addon": 0}``) and ``ROBOTSTXT_DIRECTIVES = False``,
-then ``True``; each crawl a subprocess, its CPU (user + system, from wait4) and wall,
-medians of 3 rounds (each round in the other order), ratio on / off. With valgrind
+add-on (``ADDONS = {"scrapy_robots.Addon": 0}``) and ``ROBOTSTXT_DIRECTIVES = False``
+(the anchor), ``True``, and ``True`` with ``ROBOTSTXT_DIRECTIVES_REL_NOFOLLOW = False``; each
+crawl a subprocess, its CPU (user + system, from wait4) and wall, medians of 3 rounds (each
+round in another order), ratios to the anchor, round by round too. With valgrind
 installed (and without ``--no-instructions`` or ``--quick``), one more crawl of each kind of
 ``--instruction-pages`` pages under cachegrind counts the instructions it executes
 (bench/broad.py's machinery): the same count to 0.1 % from one run to the next, where the
