@@ -1,11 +1,15 @@
-"""RFC 9651 (Structured Field Values) dictionaries: the subset that ``Content-Signal``
-and ``Content-Usage`` use (robots.txt lines and the ``Content-Usage`` response header).
+"""RFC 9651 (Structured Field Values) dictionaries and lists: what ``Content-Signal``,
+``Content-Usage`` (robots.txt lines and the response header) and ``Robots-Tag`` use.
 
-Strict, as the RFC asks: any error fails the whole field. No Scrapy import.
+Strict, as the RFC asks: any error fails the whole field. No Scrapy import. Every bare
+item type is read; what these headers do not use is dropped: the parameters of a
+Dictionary's members and of an inner list's items. bench/sfv.py checks it against the
+httpwg tests and http-sfv, and says why this subset rather than that library.
 """
 
 from __future__ import annotations
 
+import binascii
 import re
 from typing import Any, Final
 
@@ -14,10 +18,23 @@ class Token(str):
     """An RFC 9651 token (``y``), told apart from a string (``"y"``)."""
 
 
+class DisplayString(str):
+    """An RFC 9651 Display String (``%"caf%c3%a9"``), decoded, told apart from a string."""
+
+
+class Date(int):
+    """An RFC 9651 Date (``@1659578233``): seconds since the epoch, told apart from an integer."""
+
+
 _KEY: Final = re.compile(r"[a-z*][a-z0-9_.*-]*")
 _TOKEN: Final = re.compile(r"[A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*")
-_NUMBER: Final = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,3})?")
+# RFC 9651 4.2.4: a Decimal has at most 12 digits before the dot, an Integer 15; what
+# follows the longest match (a 13th digit before a dot, a 4th after it) fails the field.
+_NUMBER: Final = re.compile(r"-?(?:[0-9]{1,12}\.[0-9]{1,3}|[0-9]{1,15})")
 _BYTES: Final = re.compile(r":[A-Za-z0-9+/=]*:")
+# 4.2.10: printable ASCII but '"' and '%' as is (no backslash escapes), '%' and two
+# lowercase hex digits for any other byte of the UTF-8 text.
+_DISPLAY: Final = re.compile(r'%"((?:[ !#$&-~]|%[0-9a-f]{2})*)"')
 
 
 class _Malformed(Exception):
@@ -28,7 +45,8 @@ def parse_sf_dictionary(text: str) -> dict[str, Any] | None:
     """An RFC 9651 Dictionary as ``{key: value}``, or None when ``text`` is not one.
 
     Strict, as the RFC asks: any error fails the whole field. Values are
-    :class:`Token`, ``str``, ``int``, ``float``, ``bool``, ``bytes`` (undecoded) or a
+    :class:`Token`, ``str``, :class:`DisplayString`, ``int``, :class:`Date`, ``float``,
+    ``bool``, ``bytes`` (the base64 text, checked, not decoded) or a
     ``list`` (an inner list); parameters are parsed and dropped. A key given
     twice keeps its last value.
     """
@@ -114,12 +132,44 @@ def _bare_item(s: str, i: int) -> tuple[Any, int]:
         raise _Malformed
     if c == ":":
         value, i = _match(_BYTES, s, i)
-        return value[1:-1].encode(), i
+        content = value[1:-1].encode()
+        try:  # 4.2.7: content that is not base64 fails the field; a lacking "=" padding does not
+            binascii.a2b_base64(content + b"=" * (-len(content) % 4), strict_mode=True)
+        except binascii.Error:
+            raise _Malformed from None
+        return content, i
     if c == "-" or c.isdigit():
         value, i = _match(_NUMBER, s, i)
         return (float(value) if "." in value else int(value)), i
+    if c == "@":
+        value, i = _match(_NUMBER, s, i + 1)
+        if "." in value:
+            raise _Malformed
+        return Date(value), i
+    if c == "%":
+        found = _DISPLAY.match(s, i)
+        if found is None:
+            raise _Malformed
+        try:
+            text = _percent_decoded(found.group(1))
+        except UnicodeDecodeError:
+            raise _Malformed from None
+        return DisplayString(text), found.end()
     value, i = _match(_TOKEN, s, i)
     return Token(value), i
+
+
+def _percent_decoded(text: str) -> str:
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        if text[i] == "%":
+            out.append(int(text[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out.append(ord(text[i]))
+            i += 1
+    return out.decode("utf-8")
 
 
 def _inner_list(s: str, i: int) -> tuple[list[Any], int]:
