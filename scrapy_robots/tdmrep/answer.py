@@ -19,7 +19,8 @@ class Answer:
     neither 0 nor 1). ``policy``: the ``tdm-policy`` URL, when one applies.
 
     ``source`` and ``reason`` say where ``reserved`` was read (:data:`FILE`, :data:`HEADER`,
-    :data:`META`) and what said it, the rule, header or tag; ``policy_source`` and
+    :data:`META`) and what said it, the rule, header or tag (when unset: what left it
+    unset, a rule whose value is neither 0 nor 1, no rule matching); ``policy_source`` and
     ``policy_reason`` the same for ``policy``, which may come from another source (a
     header that states a policy only leaves the file's reservation as it was).
     ``rule``: the 1-based index of the ``tdmrep.json`` rule that decided, if one did.

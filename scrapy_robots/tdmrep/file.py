@@ -82,7 +82,15 @@ class TdmRepFile:
     rules: tuple[TdmRule, ...] = ()
     error: TdmRepError | None = None
     warnings: tuple[str, ...] = ()
-    _matcher: CompiledRules | None = field(default=None, repr=False, compare=False)
+    _matcher: CompiledRules | None = field(default=None, init=False, repr=False, compare=False)
+    _by_index: dict[int, TdmRule] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        matchable = [(rule.index, False, rule.pattern) for rule in self.rules if rule.pattern is not None]
+        # Allow=False everywhere: the matcher's Google extension for "Allow: /x/index.html"
+        # concerns allow rules only; the verdict is not used, only the rule's index.
+        object.__setattr__(self, "_matcher", CompiledRules(matchable, _FIRST_MATCH) if matchable else None)
+        object.__setattr__(self, "_by_index", {rule.index: rule for rule in self.rules})
 
     @property
     def ok(self) -> bool:
@@ -100,7 +108,8 @@ class TdmRepFile:
         entry = self._matcher.decide(path) if self._matcher is not None else None
         if entry is None:
             return Answer(reason=f"no rule of {FILE} matches {path}")
-        rule = self.rules[entry[2][0] - 1]  # type: ignore[index]  # built with lines
+        index = entry[2][0]  # type: ignore[index]  # built with lines: the raw rule is kept
+        rule = self._by_index[index]
         problems = tuple(f"{FILE} rule {rule.index}: {problem}" for problem in rule.problems)
         return Answer(
             reserved=rule.reserved,
@@ -144,18 +153,14 @@ def parse_tdmrep(body: bytes, max_bytes: int = MAX_BYTES) -> TdmRepFile:
         found = type(document).__name__.replace("dict", "object").replace("str", "string")
         return _unusable(NOT_AN_ARRAY, f"a JSON {found}; the rules must be in an array, [{{...}}, ...]")
     rules = tuple(_rule(index, item) for index, item in enumerate(document, 1))
-    matchable = [(rule.index, False, rule.pattern) for rule in rules if rule.pattern is not None]
-    # Allow=False everywhere: the matcher's Google extension for "Allow: /x/index.html"
-    # concerns only allow rules; the verdict is not used, only the rule's index.
-    matcher = CompiledRules(matchable, _FIRST_MATCH) if matchable else None
-    return TdmRepFile(rules, None, tuple(warnings), matcher)
+    return TdmRepFile(rules, None, tuple(warnings))
 
 
 def location_pattern(location: str) -> tuple[str | None, str | None]:
     """The path pattern a ``location`` stands for, and a note when it was read leniently.
 
     The report's locations are paths from ``/`` (``"/directory-b/images/*.jpg"``). A
-    location starting with ``*`` is a pattern as robots.txt reads it. A full URL
+    location starting with ``/`` (``//x/`` too) or ``*`` is a pattern as robots.txt reads it. A full URL
     (``https://host/books/*``) stands for its path: a well-known file speaks for its own
     origin only (RFC 8615), so the host adds nothing a crawler could act on, and
     ignoring the rule over a host's spelling (www or not, http or https) would drop a
@@ -170,7 +175,7 @@ def location_pattern(location: str) -> tuple[str | None, str | None]:
         return None, "an empty location matches nothing"
     if location[0] in "/*":
         return location, None
-    if "://" in location or location.startswith("//"):
+    if "://" in location:
         pattern = path_of(location)
         return pattern, f"location {location!r} is a URL: its path {pattern!r} is matched"
     return "/" + location, f"location {location!r} does not start with '/': read as '/{location}'"
