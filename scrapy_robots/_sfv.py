@@ -57,18 +57,26 @@ def _dictionary(text: str) -> dict[str, Any]:
             value = True
         i = _parameters(s, i)
         out[key] = value
-        while i < n and s[i] in " \t":
-            i += 1
-        if i == n:
-            break
-        if s[i] != ",":
-            raise _Malformed
-        i += 1
-        while i < n and s[i] in " \t":
-            i += 1
-        if i == n:
-            raise _Malformed  # a trailing comma
+        i = _after_member(s, i)
     return out
+
+
+def _after_member(s: str, i: int) -> int:
+    """Past the comma that follows a dictionary's or a list's member: ``len(s)`` at the
+    end; anything but a comma, or a trailing comma, is malformed."""
+    n = len(s)
+    while i < n and s[i] in " \t":
+        i += 1
+    if i == n:
+        return n
+    if s[i] != ",":
+        raise _Malformed
+    i += 1
+    while i < n and s[i] in " \t":
+        i += 1
+    if i == n:
+        raise _Malformed  # a trailing comma
+    return i
 
 
 def _match(pattern: re.Pattern[str], s: str, i: int) -> tuple[str, int]:
@@ -171,17 +179,7 @@ def _list(text: str) -> list[tuple[Any, dict[str, Any]]]:
             item, i = _bare_item(s, i)
         parameters, i = _kept_parameters(s, i)
         out.append((item, parameters))
-        while i < n and s[i] in " \t":
-            i += 1
-        if i == n:
-            break
-        if s[i] != ",":
-            raise _Malformed
-        i += 1
-        while i < n and s[i] in " \t":
-            i += 1
-        if i == n:
-            raise _Malformed  # a trailing comma
+        i = _after_member(s, i)
     return out
 
 

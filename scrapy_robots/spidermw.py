@@ -68,6 +68,7 @@ class UsageMiddleware:
             return
         values = response.headers.getlist(b"Content-Usage")
         header = b", ".join(values).decode("latin-1") if values else None
+        meta.pop(_DROP, None)  # a spider that passes meta=response.meta on: the last page's
         tags = meta.setdefault(META_KEY, {})
         directives = meta.get(DIRECTIVES_KEY)
         image = directives is not None and response.headers.get(b"Content-Type", b"").lower().startswith(b"image/")
@@ -78,7 +79,9 @@ class UsageMiddleware:
                 malformed = True  # counted and logged once per response, not per purpose
                 found = Preference(purpose, "allow", False, source="header")
             known = tags.get(purpose)
-            robots = Preference(purpose, **known) if known else Preference(purpose, "allow", False)
+            # Only what robots.txt said for this request; a page's answer is this page's.
+            from_robots = known is not None and known["source"] == "robots.txt"
+            robots = Preference(purpose, **known) if from_robots else Preference(purpose, "allow", False)
             winner = stricter(robots, found)
             if found.denied:
                 self.stats.inc_value(f"robotstxt/usage/header/denied/{purpose}")

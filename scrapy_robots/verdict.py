@@ -18,6 +18,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy_robots.cache.entry import Action
 from scrapy_robots.retry_after import delayed_by_server, given_up_for_retry_after
 from scrapy_robots.usage import DENIED_REASON as USAGE_DENIED
+from scrapy_robots.usage import META_KEY as USAGE_META_KEY
 from scrapy_robots.usage import check_request
 
 if TYPE_CHECKING:
@@ -92,7 +93,10 @@ def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig) -> Verdi
         return PARSER_FAILED
     if not allowed:
         return DISALLOWED
-    if entry.usage is not None and config.usage is not None:
+    if config.usage is not None and entry.usage is None:
+        # No preference here: none carried from another site's page (meta=response.meta).
+        request.meta.pop(USAGE_META_KEY, None)
+    elif config.usage is not None:
         agent = agent.decode("latin-1") if isinstance(agent, bytes) else agent
         denied = check_request(config.usage, entry.usage, request.url, agent, request.meta)
         if denied is not None:

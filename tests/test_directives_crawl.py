@@ -447,3 +447,81 @@ async def test_compressed_chunked_and_close_delimited_pages_with_every_default_m
     assert stat(crawler, "robotstxt/directives/nofollow/requests_dropped") == 2
     assert stat(crawler, "robotstxt/directives/nofollow/meta-robots") == 1
     assert stat(crawler, "robotstxt/directives/nofollow/x-robots-tag") == 1
+
+
+class MetaPassingSpider(FollowingSpider):
+    """The old idiom: every link followed with ``meta=response.meta``."""
+
+    def parse(self, response):
+        for out in super().parse(response):
+            if isinstance(out, Request):
+                out = out.replace(meta=dict(response.meta))
+            yield out
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_s_answers_do_not_ride_on_to_its_children_with_meta_response_meta(serve):
+    site = serve(
+        ROBOTS,
+        {
+            "/hidden": html('<meta name="robots" content="noindex">', anchors("/child")),
+            "/child": html("", anchors("/grandchild")),
+            "/reserved": html("", anchors("/free"), headers=[("Content-Usage", "train-ai=n")]),
+            "/noai": html('<meta name="robots" content="noai">', anchors("/free2")),
+        },
+    )
+    urls = [f"{site.url}/{p}" for p in ("hidden", "reserved", "noai")]
+    crawler = await crawl(urls, MetaPassingSpider, ADDONS=ADDON, ROBOTSTXT_USAGE=["train-ai"])
+    assert visited(site) == {"/hidden", "/child", "/grandchild", "/reserved", "/free", "/noai", "/free2"}
+    marked = {i["url"].split("/", 3)[3] for i in crawler.spider.items if i.get("robots_noindex")}
+    assert marked == {"hidden"}
+    # /reserved and /noai's items dropped for train-ai; their children's kept.
+    assert stat(crawler, "robotstxt/usage/items_dropped/train-ai") == 2
+    assert stat(crawler, "item_scraped_count") == 5
+    assert crawler.spider.directives["child"] is None and crawler.spider.directives["grandchild"] is None
+
+
+SITEMAP = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+    "<url><loc>{0}/p1</loc></url><url><loc>{0}/p2</loc></url></urlset>"
+)
+
+
+class MapSpider(scrapy.spiders.SitemapSpider):
+    name = "map"
+
+    def __init__(self, urls=(), **kwargs):
+        super().__init__(**kwargs)
+        self.sitemap_urls = list(urls)
+
+    def parse(self, response):
+        yield {"url": response.url}
+
+
+class OwnSitemapSpider(RecordingSpider):
+    """Reads the sitemap itself, as a spider without SitemapSpider does."""
+
+    def parse(self, response):
+        super().parse(response)
+        for loc in response.xpath("//*[local-name()='loc']/text()").getall():
+            yield Request(loc, callback=super().parse)
+
+
+@pytest.mark.parametrize("spider", [MapSpider, OwnSitemapSpider])
+@pytest_twisted.ensureDeferred
+async def test_a_sitemap_sent_with_nofollow_still_lists_what_to_crawl(serve, spider):
+    """SEO plug-ins send sitemaps with X-Robots-Tag: noindex, nofollow; the URLs are the
+    site's own list of what to crawl, not a page's links."""
+    holder = {}
+
+    def sitemap(request):
+        request.setHeader(b"Content-Type", b"application/xml")
+        request.setHeader(b"X-Robots-Tag", b"noindex, nofollow")
+        return SITEMAP.format(holder["url"]).encode()
+
+    site = serve(body("User-agent: *\nDisallow: /private\n"), {"/sitemap.xml": sitemap})
+    holder["url"] = site.url
+    crawler = await crawl([f"{site.url}/sitemap.xml"], spider, ADDONS=ADDON)
+    assert visited(site) == {"/sitemap.xml", "/p1", "/p2"}
+    assert stat(crawler, "robotstxt/directives/nofollow/requests_dropped") == 0
+    assert stat(crawler, "robotstxt/directives/nofollow") == 1  # recorded all the same

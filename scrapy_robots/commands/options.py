@@ -50,6 +50,14 @@ def add_robots_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print each robots.txt's groups and rules instead of the answers (the default with --file and no URL)",
     )
+    group.add_argument(
+        "--page",
+        action="store_true",
+        help="fetch each URL robots.txt allows (through the same crawl: downloader, settings, User-Agent) and "
+        "show the page's robots directives for this crawler (X-Robots-Tag, Robots-Tag, meta robots, "
+        "rel=nofollow); a denied URL is not fetched. With --file too, the page comes from the network. The exit "
+        "status stays robots.txt's",
+    )
     group.add_argument("--brief", action="store_true", help="one line per URL: the verdict and what decided")
     group.add_argument("--json", action="store_true", help="print one JSON object per URL (JSON lines)")
     group.add_argument(

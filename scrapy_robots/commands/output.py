@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from scrapy_robots.commands.page import brief_suffix, format_page
 from scrapy_robots.commands.robots_text import (
     Paint,
     format_brief,
@@ -55,7 +56,7 @@ class Output:
             # One line per URL, errors included, in the order given: a script can paste it.
             width = max((len(r.get("user_agent") or "") for r in results), default=0) if self.several_agents else 0
             words = max((len(verdict_word(r)) for r in results), default=0)
-            lines.extend(format_brief(r, self.paint, width, max(7, words)) for r in results)
+            lines.extend(format_brief(r, self.paint, width, max(7, words)) + brief_suffix(r) for r in results)
         else:
             self._errors(results)
             # An unreachable robots.txt is an error with a report (the policy's verdict).
@@ -63,7 +64,10 @@ class Output:
             if opts.compare:
                 lines.append(format_compare(answered, self.paint, self.several_agents))
             else:
-                lines.extend(format_report(r, opts.file, self.paint, self.several_agents) for r in answered)
+                lines.extend(
+                    format_report(r, opts.file, self.paint, self.several_agents) + format_page(r, self.paint)
+                    for r in answered
+                )
         if file_lint is not None:
             lines.append(format_lint(self.local_file, file_lint, self.paint))
         elif opts.lint:

@@ -13,6 +13,7 @@ from scrapy import Spider
 from scrapy.http import Request, Response
 from scrapy.utils.misc import build_from_crawler, load_object
 
+from scrapy_robots.commands.page import fetch_page
 from scrapy_robots.commands.robots_text import (
     UNSUPPORTED,
     size_text,
@@ -139,7 +140,8 @@ class RawRobotsBodies:
 
 
 class RobotsQuerySpider(Spider):
-    """Asks the enabled middleware about each URL; downloads nothing but robots.txt."""
+    """Asks the enabled middleware about each URL; downloads nothing but robots.txt, and
+    with ``--page`` (``pages``) the pages robots.txt allows."""
 
     name = "robots"
 
@@ -150,9 +152,12 @@ class RobotsQuerySpider(Spider):
         compare: bool = False,
         lint: bool = False,
         summary: bool = False,
+        pages: list[bool] | None = None,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
+        #: --page: for each check, whether to fetch its page too (when robots.txt allows it).
+        self.pages = pages or [False] * len(checks)
         self.checks = checks  # (absolute URL, user agent or None: the crawl's own)
         self.results = results
         self.compare = compare
@@ -197,6 +202,16 @@ class RobotsQuerySpider(Spider):
             self.results[index] = self._report(url, request, entry)
         except Exception as exc:
             self.results[index] = error_result(url, f"{type(exc).__name__}: {exc}", agent)
+        if self.pages[index]:
+            try:
+                await fetch_page(self.crawler, url, agent, self.results[index])
+            except Exception as exc:  # reading the page failed: said, not a traceback
+                self.results[index]["page"] = {
+                    "fetched": False,
+                    "skipped": None,
+                    "error": f"{type(exc).__name__}: {exc}",
+                }
+                self.results[index]["directives"] = None
 
     def _report(self, url: str, request: Request, entry: RobotsEntry) -> dict[str, Any]:
         from scrapy_robots.delay import read_site_delay

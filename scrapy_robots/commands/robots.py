@@ -38,6 +38,7 @@ from scrapy_robots.commands.output import (
     quiet_on_closed_pipe,
     unreachable_error,
 )
+from scrapy_robots.commands.page import NO_SITE, not_fetched
 from scrapy_robots.commands.project import choose_middleware
 from scrapy_robots.commands.query import (
     FILE_SETTING,
@@ -90,7 +91,9 @@ class Command(ScrapyCommand):
             "project's crawl uses, with the project's settings, and say for each URL whether it may be crawled, "
             "which line of robots.txt decided, the status policy's outcome, the crawl delay the crawl would "
             "apply and the sitemaps listed. --file checks a local robots.txt instead (with no URL: a summary "
-            "of its groups and rules). Exit status: 0 all URLs allowed, 1 some denied (--lint alone or "
+            "of its groups and rules). --page fetches each allowed URL's page too and shows its robots directives "
+            "(X-Robots-Tag, Robots-Tag, meta robots, rel=nofollow) for this crawler. "
+            "Exit status: 0 all URLs allowed, 1 some denied (--lint alone or "
             "--strict: a finding), 2 an error. Docs: docs/command.rst in the source."
         )
 
@@ -110,6 +113,13 @@ class Command(ScrapyCommand):
                 "every parser's answers; give one of them",
                 print_help=False,
             )
+        for other in ("compare", "summary"):
+            if opts.page and getattr(opts, other):
+                raise UsageError(
+                    f"--page and --{other} cannot be combined: --{other} prints no per-URL report for the page's "
+                    "directives; give one of them",
+                    print_help=False,
+                )
         super().process_options(args, opts)
         self.problem: str | None = None
         self.body: bytes | None = None
@@ -177,8 +187,8 @@ class Command(ScrapyCommand):
             if UsageConfig.from_settings(settings) is not None:
                 self.notes.append(
                     "the usage answers (--usage, ROBOTSTXT_USAGE) come from robots.txt alone: a page's "
-                    "Content-Usage response header, which a crawl obeys too, is not checked (the command downloads "
-                    "no page)"
+                    "Content-Usage response header, which a crawl obeys too, is not checked "
+                    + ("(not even with --page)" if opts.page else "(the command downloads no page)")
                 )
         except ValueError as exc:
             self.problem = str(exc)
@@ -241,15 +251,20 @@ class Command(ScrapyCommand):
             for agent in agents:
                 checks.append((absolute or url, agent))
                 results.append(error_result(url, error, agent) if error else {})
+        # --page: a bare path given with --file names no site, so no page to fetch.
+        pages = [bool(opts.page) and not given.startswith("/") for given in urls for _ in agents]
         pending = [i for i, result in enumerate(results) if not result]
         if pending:
-            self._crawl([checks[i] for i in pending], opts, results, pending, summary_only)
+            self._crawl([checks[i] for i in pending], opts, results, pending, summary_only, [pages[i] for i in pending])
         if self.interrupted:
             print("scrapy robots: interrupted", file=sys.stderr)
             self.exitcode = EXIT_INTERRUPTED
             return
         for (given, _), result in zip(((u, a) for u in urls for a in agents), results):
             result["url"] = given  # a bare path given with --file stays a path
+            if opts.page and "page" not in result:
+                result["page"] = not_fetched(NO_SITE if given.startswith("/") else "no answer from robots.txt")
+                result["directives"] = None
             if "robots_txt" in result:
                 result["robots_txt"]["file"] = opts.file
                 # An answer, and an error all the same: the exit status is 2.
@@ -274,6 +289,7 @@ class Command(ScrapyCommand):
         results: list[dict[str, Any]],
         slots: list[int],
         summary: bool,
+        pages: list[bool],
     ) -> None:
         assert self.crawler_process is not None
         answers: list[dict[str, Any]] = [error_result(url, "no answer") for url, _ in checks]
@@ -293,7 +309,7 @@ class Command(ScrapyCommand):
                 results[slot] = error_result(url, f"{parser} cannot be used: {exc}")
             return
         self.crawler_process.crawl(
-            crawler, checks=checks, results=answers, compare=opts.compare, lint=opts.lint, summary=summary
+            crawler, checks=checks, results=answers, compare=opts.compare, lint=opts.lint, summary=summary, pages=pages
         )
         self.crawler_process.start()
         # Ctrl-C (SIGINT) or SIGTERM: Scrapy closes the crawl with the reason "shutdown".

@@ -18,10 +18,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from scrapy.extensions.httpcache import DummyPolicy, RFC2616Policy
-from scrapy.http import HtmlResponse
 
-from scrapy_robots.directives.head import meta_directives
-from scrapy_robots.directives.headers import LEGACY, STRUCTURED, header_directives
+from scrapy_robots.directives.middleware import page_directives
 from scrapy_robots.useragent import default_user_agent, product_token
 
 if TYPE_CHECKING:
@@ -32,25 +30,20 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def says_noarchive(response: Response, token: str) -> bool:
-    """Does ``response`` say ``noarchive`` to the crawler whose product token is ``token``?"""
-    headers = response.headers
-    legacy, structured = headers.getlist(LEGACY), headers.getlist(STRUCTURED)
-    if (legacy or structured) and header_directives(
-        [v.decode("latin-1") for v in legacy], [v.decode("latin-1") for v in structured], token
-    ).noarchive:
-        return True
-    return isinstance(response, HtmlResponse) and meta_directives(response.body, token).noarchive
-
-
 class _NoArchive:
-    def _read_agent(self, settings: BaseSettings) -> None:
+    """Before Scrapy's policy in the method order: its answer, and a ``noarchive`` page not stored."""
+
+    def __init__(self, settings: BaseSettings):
+        super().__init__(settings)  # type: ignore[call-arg]  # Scrapy's policy
         self._user_agent = settings.get("ROBOTSTXT_USER_AGENT") or None
         self._default_user_agent = default_user_agent(settings)
 
+    def should_cache_response(self, response: Response, request: Request) -> bool:
+        return super().should_cache_response(response, request) and self._archived(response, request)  # type: ignore[misc]
+
     def _archived(self, response: Response, request: Request) -> bool:
         agent = self._user_agent or request.headers.get(b"User-Agent") or self._default_user_agent
-        if says_noarchive(response, product_token(agent)):
+        if page_directives(response, product_token(agent)).noarchive:
             logger.debug("Not stored in the HTTP cache: %(url)s says noarchive", {"url": response.url})
             return False
         return True
@@ -59,20 +52,6 @@ class _NoArchive:
 class NoArchivePolicy(_NoArchive, DummyPolicy):
     """Scrapy's ``DummyPolicy``, and a ``noarchive`` page is not stored."""
 
-    def __init__(self, settings: BaseSettings):
-        super().__init__(settings)
-        self._read_agent(settings)
-
-    def should_cache_response(self, response: Response, request: Request) -> bool:
-        return super().should_cache_response(response, request) and self._archived(response, request)
-
 
 class NoArchiveRFC2616Policy(_NoArchive, RFC2616Policy):
     """Scrapy's ``RFC2616Policy``, and a ``noarchive`` page is not stored."""
-
-    def __init__(self, settings: BaseSettings):
-        super().__init__(settings)
-        self._read_agent(settings)
-
-    def should_cache_response(self, response: Response, request: Request) -> bool:
-        return super().should_cache_response(response, request) and self._archived(response, request)

@@ -44,14 +44,19 @@ def header_directives(
 
 
 def _legacy_items(value: str, mine: str) -> list[str]:
-    items: list[str] = []
+    return [item for scope, item in _legacy_scoped(value) if scope is None or scope.lower() == mine]
+
+
+def _legacy_scoped(value: str) -> list[tuple[str | None, str]]:
+    """Each item of one value with the crawler it names (as written), None for every crawler."""
+    items: list[tuple[str | None, str]] = []
     scope: str | None = None
     for piece in _pieces(value):
         match = _SCOPE.fullmatch(piece)
         if match and match.group(1).lower() not in WITH_VALUE:
-            scope, piece = match.group(1).lower(), match.group(2)
-        if piece.strip() and (scope is None or scope == mine):
-            items.append(piece.strip())
+            scope, piece = match.group(1), match.group(2)
+        if piece.strip():
+            items.append((scope, piece.strip()))
     return items
 
 
@@ -73,16 +78,43 @@ def _continues_date(piece: str) -> bool:
 
 
 def _structured_items(value: str, mine: str) -> list[str] | None:
+    members = _structured_scoped(value)
+    if members is None:
+        return None
+    return [item for scope, items in members if scope.lower() in ("*", mine) for item in items]
+
+
+def _structured_scoped(value: str) -> list[tuple[str, list[str]]] | None:
+    """Each member of the list: the crawler it names (as written, or ``*``) and its directives."""
     members = parse_sf_list(value)
     if members is None:
         return None
-    items: list[str] = []
+    scoped: list[tuple[str, list[str]]] = []
     for item, parameters in members:
-        if not isinstance(item, str) or item.lower() not in ("*", mine):
+        if not isinstance(item, str):
             continue
+        items: list[str] = []
         for name, param in parameters.items():
             if param is True:
                 items.append(name)
             elif isinstance(param, str):
                 items.append(f"{name}:{param}")
-    return items
+        scoped.append((item, items))
+    return scoped
+
+
+def other_crawlers_in_headers(
+    legacy: Iterable[str], structured: Iterable[str], token: str
+) -> list[tuple[str, str, str]]:
+    """What the headers say to crawlers other than ``token``'s, as written:
+    ``(crawler, directive, source)`` triples, in the headers' order (``scrapy robots --page``
+    shows them). A malformed ``Robots-Tag`` names nobody: :func:`header_directives` says so."""
+    mine = token.lower()
+    found: list[tuple[str, str, str]] = []
+    for value in legacy:
+        found += [(scope, item, LEGACY) for scope, item in _legacy_scoped(value) if scope and scope.lower() != mine]
+    for value in structured:
+        for scope, items in _structured_scoped(value) or []:
+            if scope.lower() not in ("*", mine):
+                found += [(scope, item, STRUCTURED) for item in items]
+    return found

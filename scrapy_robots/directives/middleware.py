@@ -8,7 +8,8 @@ uses); records what applies in ``response.meta["robotstxt_directives"]``; and ac
 the spider's output:
 
 - ``nofollow`` (or ``none``): every request the spider yields from that response is
-  dropped (``ROBOTSTXT_DIRECTIVES_NOFOLLOW``);
+  dropped (``ROBOTSTXT_DIRECTIVES_NOFOLLOW``), unless the response is a sitemap or a
+  robots.txt (the site's own list of URLs to crawl);
 - ``rel="nofollow"``: a request to a URL the page links to only that way is dropped
   (``ROBOTSTXT_DIRECTIVES_REL_NOFOLLOW``);
 - ``noindex`` (or ``unavailable_after`` past its date): the page's items are marked with
@@ -24,6 +25,7 @@ DEBUG line and a stat; the first on each site is an INFO line too.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -58,6 +60,8 @@ META_KEY: Final = "robotstxt_directives"
 _FOUND: Final = "_robotstxt_directives"
 #: What ``noindex`` does to a page's items.
 NOINDEX_ACTIONS: Final = ("mark", "drop", "ignore")
+#: A sitemap's root element, in its first bytes.
+_SITEMAP: Final = re.compile(rb"<(?:[\w-]+:)?(?:urlset|sitemapindex)[\s>]")
 #: Sites whose first drop was logged at INFO, at most (then DEBUG lines only).
 _LOGGED_SITES: Final = 10_000
 
@@ -74,6 +78,33 @@ def source_slug(source: str) -> str:
     if source.startswith("meta"):
         return "meta-botname"
     return "unavailable_after"
+
+
+def page_directives(response: Response, token: str, malformed: list[str] | None = None) -> Directives:
+    """What ``response``'s headers (any response) and head (HTML) say to the crawler
+    whose product token is ``token``; what is ignored as malformed goes to ``malformed``."""
+    headers = response.headers
+    found = NONE
+    legacy, structured = headers.getlist(LEGACY), headers.getlist(STRUCTURED)
+    if legacy or structured:
+        found = header_directives(
+            [v.decode("latin-1") for v in legacy], [v.decode("latin-1") for v in structured], token, malformed
+        )
+    if isinstance(response, HtmlResponse):
+        found = found | meta_directives(response.body, token, malformed)
+    return found
+
+
+def is_sitemap(response: Response) -> bool:
+    """Is ``response`` a sitemap or a robots.txt, whose URLs are the site's own list of what
+    to crawl, not a page's links? (SEO plug-ins send ``X-Robots-Tag: noindex, nofollow``
+    with sitemaps, to keep them out of search results.)"""
+    if response.url.endswith("/robots.txt"):
+        return True
+    callback = getattr(response.request, "callback", None)
+    if getattr(callback, "__name__", None) == "_parse_sitemap":  # SitemapSpider's
+        return True
+    return _SITEMAP.search(response.body, 0, 2048) is not None
 
 
 @dataclass(frozen=True)
@@ -130,17 +161,8 @@ class DirectivesMiddleware:
 
     def read(self, response: Response) -> Directives:
         """What ``response`` says to this crawler, now (``unavailable_after`` applied)."""
-        token = self.config.token(response)
         malformed: list[str] = []
-        headers = response.headers
-        found = NONE
-        legacy, structured = headers.getlist(LEGACY), headers.getlist(STRUCTURED)
-        if legacy or structured:
-            found = header_directives(
-                [v.decode("latin-1") for v in legacy], [v.decode("latin-1") for v in structured], token, malformed
-            )
-        if isinstance(response, HtmlResponse):
-            found = found | meta_directives(response.body, token, malformed)
+        found = page_directives(response, self.config.token(response), malformed)
         for reason in malformed:
             self.stats.inc_value("robotstxt/directives/malformed")
             logger.debug(
@@ -157,13 +179,15 @@ class DirectivesMiddleware:
             return
         found = self.read(response)
         if not found:
+            # A spider that passes meta=response.meta on carries the last page's record.
+            if _FOUND in meta:
+                del meta[_FOUND], meta[META_KEY]
             return
         meta[_FOUND] = found
         meta[META_KEY] = found.as_meta()
         self.stats.inc_value("robotstxt/directives/pages")
         for name, source in found.sources:
-            if name != "unavailable_after" or found.unavailable_after is not None:
-                self.stats.inc_value(f"robotstxt/directives/{name}/{source_slug(source)}")
+            self.stats.inc_value(f"robotstxt/directives/{name}/{source_slug(source)}")
         for name in found.names:
             self.stats.inc_value(f"robotstxt/directives/{name}")
 
@@ -236,7 +260,7 @@ class _Filter:
         if request.meta.get("dont_obey_robotstxt"):
             return True
         response = self.response
-        if self.found.nofollow and config.nofollow:
+        if self.found.nofollow and config.nofollow and not is_sitemap(response):
             self.middleware.tell(
                 response,
                 "nofollow",
