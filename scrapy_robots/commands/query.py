@@ -20,7 +20,7 @@ from scrapy_robots.commands.robots_text import (
 )
 from scrapy_robots.config import RobotsConfig
 from scrapy_robots.decoding import charset_from_content_type
-from scrapy_robots.fetch import FETCH_META, robots_url
+from scrapy_robots.fetch import FETCH_META, ROBOTS_TXT, robots_url
 from scrapy_robots.lint import Finding, lint_robotstxt
 from scrapy_robots.parsers import (
     SHORT_NAMES,
@@ -112,8 +112,11 @@ class LocalRobotsFile:
         return cls(crawler.settings[FILE_SETTING])
 
     def process_request(self, request: Request, spider: Spider | None = None) -> Response | None:
-        if not request.meta.get(FETCH_META):
+        fetched = request.meta.get(FETCH_META)
+        if not fetched:
             return None
+        if fetched != ROBOTS_TXT:  # another policy file (TDMRep's): none given, none there
+            return Response(request.url, status=404, request=request)
         return Response(
             request.url, status=200, headers={"Content-Type": "text/plain"}, body=self.body, request=request
         )
@@ -132,7 +135,7 @@ class RawRobotsBodies:
         return cls(crawler)
 
     def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
-        if request.meta.get(FETCH_META):
+        if request.meta.get(FETCH_META) == ROBOTS_TXT:
             bodies = getattr(self.crawler.spider, "raw_bodies", None)
             if bodies is not None:
                 bodies[response.url] = (response.body, response.headers.get(b"Content-Type"))
