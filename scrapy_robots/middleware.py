@@ -191,6 +191,13 @@ class RobotsTxtMiddleware:
         fetched once (waiting for an unreachable site's retries, as configured)."""
         return await self.sites.entry_for(request)
 
+    async def tdmrep_for(self, request: Request, entry: RobotsEntry) -> RobotsEntry | None:
+        """The ``tdmrep.json`` of ``request``'s site (``entry``: its robots.txt's), fetched
+        once, when a declared purpose needs it; None otherwise."""
+        if self.tdmrep is None or not self.tdmrep.needed(entry):
+            return None
+        return self.tdmrep.ready(entry.site) or await self.tdmrep.wait_for(entry.site, request)
+
     async def _spider_closed(self) -> None:
         self.stats.inc_value("robotstxt/cache/hit", self.sites.hits)
         self.sites.hits = 0
