@@ -66,8 +66,8 @@ def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig, tdm: Rob
     """May ``request`` be downloaded, given its site's ``entry`` (and its ``tdmrep.json``,
     ``tdm``, when a declared purpose needs it)? Raises OtherAgent only."""
     action = entry.action
-    if action is Action.ALLOW:
-        return ALLOWED
+    if action is Action.ALLOW:  # no robots.txt: no preference of its own, but TDMRep's file
+        return ALLOWED if tdm is None else _usage(entry, request, config, user_agent(request, config), tdm)
     if action is not Action.PARSE:
         return _by_policy(entry, config)
     if entry.delay is not None and entry.delay.skip:

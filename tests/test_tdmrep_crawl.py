@@ -142,6 +142,15 @@ async def test_a_503_holds_the_pages_then_the_file_decides_and_a_site_that_stays
     assert stat(crawler, "robotstxt/tdmrep/retry") == 4
 
 
+@pytest_twisted.ensureDeferred
+async def test_a_site_without_robots_txt_still_has_its_file_obeyed(serve):
+    site = serve(body("no robots.txt here", 404), {WELL_KNOWN: tdmrep(RULES)})
+    crawler = await tdm_crawl([f"{site.url}/books/b", f"{site.url}/a", f"{site.url}/b"])
+    assert tdm_hits(site) == 1
+    assert pages(site) == {"/a", "/b"}
+    assert "tdmrep.json rule 2" in crawler.spider.ignored[f"{site.url}/books/b"]
+
+
 # The file reserves /r/ and not /o/; each page's header or meta tag says otherwise, or not.
 OVERRIDES = [{"location": "/r/*", "tdm-reservation": 1}, {"location": "/o/*", "tdm-reservation": 0}]
 ZERO_META = '<meta name="tdm-reservation" content="0">'
