@@ -20,7 +20,7 @@ from scrapy_robots._settings import choice, domains, number, read_bool
 from scrapy_robots.parsers import SHORT_NAMES
 from scrapy_robots.policy import StatusPolicy
 from scrapy_robots.rfc9309 import AGENT_MATCHINGS, EMPTY_RULES, PRECEDENCES, PRODUCT_TOKENS, Options
-from scrapy_robots.usage import UsageConfig
+from scrapy_robots.usage import TDM_PURPOSES, UsageConfig
 from scrapy_robots.useragent import default_user_agent
 
 if TYPE_CHECKING:
@@ -110,6 +110,9 @@ class RobotsConfig:
     one_shot: bool = False
     #: ROBOTSTXT_SERVE: the spider's own robots.txt requests answered from the fetch (serving.py)
     serve: bool = True
+    #: the declared purposes (ROBOTSTXT_USAGE) that TDMRep speaks for, when ROBOTSTXT_TDMREP
+    #: leaves it on; empty: tdmrep.json is never fetched, the tdm-* headers and tags not read
+    tdmrep: tuple[str, ...] = ()
 
     @property
     def parser_name(self) -> str:
@@ -154,7 +157,18 @@ class RobotsConfig:
             rfc9309=rfc9309_options(settings),
             one_shot=settings.getbool(ONE_SHOT_SETTING),
             serve=read_bool(settings, "ROBOTSTXT_SERVE", True),
+            tdmrep=tdmrep_purposes(settings),
         )
+
+
+def tdmrep_purposes(settings: BaseSettings) -> tuple[str, ...]:
+    """The purposes of ROBOTSTXT_USAGE that TDMRep speaks for (:data:`TDM_PURPOSES`), unless
+    ROBOTSTXT_TDMREP is False; empty when none is declared."""
+    on = read_bool(settings, "ROBOTSTXT_TDMREP", True)
+    usage = UsageConfig.from_settings(settings)
+    if not on or usage is None:
+        return ()
+    return tuple(purpose for purpose in usage.purposes if purpose in TDM_PURPOSES)
 
 
 def _default_max_waiting(settings: BaseSettings) -> int:

@@ -31,8 +31,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Meta key marking our robots.txt requests (the size cap only applies to them).
+#: Meta key marking our robots.txt requests (the size cap only applies to them); its value
+#: is the path fetched, ``/robots.txt`` or another policy file's (TDMRep's).
 FETCH_META = "robotstxt_fetch"
+ROBOTS_TXT = "/robots.txt"
 _RECEIVED_META = "_robotstxt_bytes_received"
 # Decompression is bounded separately (Scrapy's HttpCompressionMiddleware reads the
 # request's download_maxsize): a gzip bomb fails the fetch instead of filling memory.
@@ -73,12 +75,13 @@ class RobotsFetcher:
         # connected only while a robots.txt download is in flight (pages cost nothing).
         self._in_flight = 0
 
-    def request_for(self, site: str, via: Request | None = None) -> Request:
-        """The robots.txt request of ``site``; ``via`` is the request that needs it,
-        whose ``meta["proxy"]`` the robots.txt request takes (see COPIED_META)."""
+    def request_for(self, site: str, via: Request | None = None, path: str = ROBOTS_TXT) -> Request:
+        """The robots.txt request of ``site`` (or of another policy file of the site at
+        ``path``, such as TDMRep's); ``via`` is the request that needs it, whose
+        ``meta["proxy"]`` the robots.txt request takes (see COPIED_META)."""
         copied = {key: via.meta[key] for key in COPIED_META if key in via.meta} if via is not None else {}
         return Request(
-            robots_url(site),
+            site_url(site, path),
             priority=self.DOWNLOAD_PRIORITY,
             callback=NO_CALLBACK,
             meta={
@@ -94,13 +97,13 @@ class RobotsFetcher:
                 # A slot of its own: a robots.txt that hangs holds no transfer place of
                 # the slot its site's pages share with other sites.
                 DOWNLOAD_SLOT: robots_txt_slot(site),
-                FETCH_META: True,
+                FETCH_META: path,
                 **copied,
             },
         )
 
-    async def fetch(self, site: str, via: Request | None = None) -> FetchResult:
-        request = self.request_for(site, via)
+    async def fetch(self, site: str, via: Request | None = None, path: str = ROBOTS_TXT) -> FetchResult:
+        request = self.request_for(site, via, path)
         started = time.monotonic()
         self._listen(+1)
         try:
@@ -175,9 +178,14 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 def robots_url(site: str) -> str:
     """The robots.txt URL of a site key, without a default port (it would reach the
     server in the Host header)."""
+    return site_url(site, ROBOTS_TXT)
+
+
+def site_url(site: str, path: str) -> str:
+    """The URL of ``path`` at a site key, without a default port."""
     scheme = site.split("://", 1)[0]
     default = f":{_DEFAULT_PORTS.get(scheme, 0)}"
-    return f"{site[: -len(default)] if site.endswith(default) else site}/robots.txt"
+    return f"{site[: -len(default)] if site.endswith(default) else site}{path}"
 
 
 def site_of(request: Request) -> str:

@@ -28,6 +28,7 @@ from scrapy_robots.reader import RobotsReader
 from scrapy_robots.serving import ROBOTS_PATH, RobotsServer
 from scrapy_robots.sites import SiteBook
 from scrapy_robots.slots import SlotPacer, leave_redirecting_hosts_slot, warn_at_start_if_slots_missing
+from scrapy_robots.tdmrep.crawl import TdmRepBook
 from scrapy_robots.verdict import ALLOWED, FORBIDDEN, OtherAgent, Verdict, verdict
 from scrapy_robots.waiting import CrawlClosing, RoomFull, WaitingRoom, timer
 
@@ -69,6 +70,8 @@ class RobotsTxtMiddleware:
         fetcher = RobotsFetcher(crawler, config)
         self.sites = SiteBook(crawler, config, self.cache, self.storage, reader, fetcher, self.room, self.pacing)
         self.serving = RobotsServer(crawler, self.sites) if config.serve else None
+        # A site's tdmrep.json, when a declared purpose is one TDMRep speaks for (tdmrep/crawl.py).
+        self.tdmrep = TdmRepBook(crawler, config, self.storage, fetcher, self.room) if config.tdmrep else None
         _warn_if_stock_enabled(crawler)
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
@@ -99,8 +102,13 @@ class RobotsTxtMiddleware:
         entry = self.sites.ready(site)
         if entry is None or (self.serving is not None and request.url.endswith(ROBOTS_PATH)):
             return await self._process_slowly(request, site, entry)
+        tdm = None
+        if self.tdmrep is not None and self.tdmrep.needed(entry):
+            tdm = self.tdmrep.ready(site)
+            if tdm is None:
+                return await self._process_slowly(request, site, entry)
         try:
-            self._obey(entry, request)
+            self._obey(entry, request, tdm)
         except OtherAgent as other:  # a request with its own User-Agent: its rules, once
             await self.sites.learn_agent(entry, other.agent, request)
             return await self._process_slowly(request, site)
@@ -112,23 +120,26 @@ class RobotsTxtMiddleware:
     async def _process_slowly(
         self, request: Request, site: str, entry: RobotsEntry | None = None
     ) -> Request | Response | None:
-        if entry is None:
-            try:
-                entry = await self.sites.wait_for(site, request)
-            except CrawlClosing as closing:
-                return self.room.closing_exit(request, closing)
-            except RoomFull:
-                return await self.room.overflow(request)
-        if self.serving is not None and request.url.endswith(ROBOTS_PATH):
-            # The spider's own robots.txt request: the site's status and file, from the fetch.
-            served = await self.serving.answer(entry, request)
-            if served is not None:
-                return served
         try:
-            self._obey(entry, request)
+            if entry is None:
+                entry = await self.sites.wait_for(site, request)
+            if self.serving is not None and request.url.endswith(ROBOTS_PATH):
+                # The spider's own robots.txt request: the site's status and file, from the fetch.
+                served = await self.serving.answer(entry, request)
+                if served is not None:
+                    return served
+            tdm = None
+            if self.tdmrep is not None and self.tdmrep.needed(entry):
+                tdm = self.tdmrep.ready(site) or await self.tdmrep.wait_for(site, request)
+        except CrawlClosing as closing:
+            return self.room.closing_exit(request, closing)
+        except RoomFull:
+            return await self.room.overflow(request)
+        try:
+            self._obey(entry, request, tdm)
         except OtherAgent as other:
             await self.sites.learn_agent(entry, other.agent, request)
-            self._obey(entry, request)
+            self._obey(entry, request, tdm)
         turn = self._turn(entry, request)
         return None if turn is None else await self._wait(request, turn)
 
@@ -158,9 +169,9 @@ class RobotsTxtMiddleware:
             return self.room.closing_exit(request, closing)
         return None
 
-    def _obey(self, entry: RobotsEntry, request: Request) -> None:
+    def _obey(self, entry: RobotsEntry, request: Request, tdm: RobotsEntry | None = None) -> None:
         """Raise IgnoreRequest unless ``request`` may be downloaded."""
-        answer = verdict(entry, request, self.config)
+        answer = verdict(entry, request, self.config, tdm)
         if answer is ALLOWED:
             return
         self.stats.inc_value(answer.stat)
@@ -179,6 +190,13 @@ class RobotsTxtMiddleware:
         """What is known of the robots.txt of ``request``'s site: from the cache, or
         fetched once (waiting for an unreachable site's retries, as configured)."""
         return await self.sites.entry_for(request)
+
+    async def tdmrep_for(self, request: Request, entry: RobotsEntry) -> RobotsEntry | None:
+        """The ``tdmrep.json`` of ``request``'s site (``entry``: its robots.txt's), fetched
+        once, when a declared purpose needs it; None otherwise."""
+        if self.tdmrep is None or not self.tdmrep.needed(entry):
+            return None
+        return self.tdmrep.ready(entry.site) or await self.tdmrep.wait_for(entry.site, request)
 
     async def _spider_closed(self) -> None:
         self.stats.inc_value("robotstxt/cache/hit", self.sites.hits)

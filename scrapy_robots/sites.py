@@ -28,6 +28,7 @@ from scrapy_robots.cache import RobotsEntry
 from scrapy_robots.decision import decide, describe, describe_restored, fetch_stats, worth_waiting
 from scrapy_robots.fetch import site_of
 from scrapy_robots.policy import Action
+from scrapy_robots.usage import TDM_SOURCES
 from scrapy_robots.waiting import CrawlClosing, timer
 
 if TYPE_CHECKING:
@@ -266,10 +267,15 @@ class SiteBook:
         if site in self._usage_denied:
             return
         self._usage_denied.add(site)
+        tdm = preference.source in TDM_SOURCES
         logger.info(
-            "robots.txt for %(site)s: requests denied by its usage preference, %(why)s (ROBOTSTXT_USAGE); "
-            "logged once per site",
-            {"site": site, "why": preference.reason},
+            "%(file)s for %(site)s: requests denied by its %(what)s, %(why)s (ROBOTSTXT_USAGE); logged once per site",
+            {
+                "file": "tdmrep.json" if tdm else "robots.txt",
+                "site": site,
+                "what": "TDM reservation" if tdm else "usage preference",
+                "why": preference.reason,
+            },
             extra={"spider": self.crawler.spider},
         )
 

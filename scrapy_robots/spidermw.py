@@ -17,8 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
 
+from scrapy_robots.config import tdmrep_purposes
+from scrapy_robots.tdmrep import combine, header_reservation, meta_reservation
+from scrapy_robots.tdmrep.crawl import META_KEY as TDM_META_KEY
+from scrapy_robots.tdmrep.crawl import answer_from_meta
+from scrapy_robots.tdmrep.crawl import preferences as tdm_preferences
 from scrapy_robots.usage import (
     META_KEY,
     Preference,
@@ -53,6 +59,8 @@ class UsageMiddleware:
         if config is None:
             raise NotConfigured
         self.config = config
+        #: the declared purposes TDMRep speaks for: its header fields and meta tags are read
+        self.tdmrep = tdmrep_purposes(crawler.settings)
         self.crawler = crawler
         self.stats = crawler.stats
         self._warned: set[str] = set()  # sites whose malformed header was logged
@@ -73,15 +81,20 @@ class UsageMiddleware:
         directives = meta.get(DIRECTIVES_KEY)
         image = directives is not None and response.headers.get(b"Content-Type", b"").lower().startswith(b"image/")
         malformed = False
+        tdm = self._tdmrep(response) if self.tdmrep else {}
         for purpose in self.config.purposes:
             found = header_preference(header, purpose)
             if found is None:
                 malformed = True  # counted and logged once per response, not per purpose
                 found = Preference(purpose, "allow", False, source="header")
             known = tags.get(purpose)
-            # Only what robots.txt said for this request; a page's answer is this page's.
+            # Only what robots.txt said for this request; a page's answer is this page's, and
+            # TDMRep's file is read again beside the page's header fields and tags.
             from_robots = known is not None and known["source"] == "robots.txt"
             robots = Preference(purpose, **known) if from_robots else Preference(purpose, "allow", False)
+            reserved = tdm.get(purpose)
+            if reserved is not None:
+                robots = stricter(robots, reserved)
             winner = stricter(robots, found)
             if found.denied:
                 self.stats.inc_value(f"robotstxt/usage/header/denied/{purpose}")
@@ -90,11 +103,32 @@ class UsageMiddleware:
                 self.stats.inc_value(f"robotstxt/usage/directive/denied/{purpose}")
                 winner = stricter(winner, page)
             tags[purpose] = winner.as_meta()
-            denier = page or (found if found.denied else None)
+            denier = page or (found if found.denied else None) or (reserved if reserved and reserved.denied else None)
             if denier is not None and self.config.mode == "deny" and _DROP not in meta:
                 meta[_DROP] = (purpose, denier.text)
         if malformed:
             self._malformed(response, header)
+
+    def _tdmrep(self, response: Response) -> dict[str, Preference]:
+        """TDMRep for this response: the site's file (as the verdict read it before the
+        download), then the header fields, then the meta tags of an HTML page, each value
+        stated superseding the one before; counted by the source that reserves."""
+        file = answer_from_meta(response.meta.get(TDM_META_KEY))
+        header = header_reservation(response.headers)
+        page = meta_reservation(response.body) if isinstance(response, HtmlResponse) else None
+        for source, answer in (("header", header), ("meta", page)):
+            if answer is None:
+                continue
+            if answer.reserved:
+                self.stats.inc_value(f"robotstxt/tdmrep/reserved/{source}")
+            if answer.problems:
+                self.stats.inc_value(f"robotstxt/tdmrep/malformed/{source}")
+                logger.debug(
+                    "TDMRep of %(url)s: %(problems)s", {"url": response.url, "problems": "; ".join(answer.problems)}
+                )
+        if file is None and not header.stated and (page is None or not page.stated):
+            return {}
+        return tdm_preferences(combine(file, header, page), self.tdmrep)
 
     def _malformed(self, response: Response, header: str | None) -> None:
         self.stats.inc_value("robotstxt/usage/header/malformed")

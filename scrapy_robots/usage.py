@@ -68,8 +68,11 @@ class Preference:
     stated: bool  #: whether any line or header spoke for the purpose
     line: int | None = None  #: the deciding robots.txt line; None for the header or nothing
     text: str | None = None  #: the deciding line or header, as ``Name: value``
-    #: ``"robots.txt"``, ``"header"`` (Content-Usage) or ``"directive"`` (a page's ``noai``)
+    #: ``"robots.txt"``, ``"header"`` (Content-Usage), ``"directive"`` (a page's ``noai``),
+    #: or TDMRep's (:data:`TDM_SOURCES`)
     source: str = "robots.txt"
+    #: TDMRep's ``tdm-policy`` URL beside a reservation
+    policy: str | None = None
 
     @property
     def denied(self) -> bool:
@@ -79,6 +82,10 @@ class Preference:
     def reason(self) -> str:
         if not self.stated:
             return f"nothing is stated for {self.purpose}: allowed"
+        if self.source in TDM_SOURCES:
+            said = "reserves TDM rights" if self.denied else "does not reserve TDM rights"
+            policy = f" (tdm-policy {self.policy})" if self.policy else ""
+            return f"{self.text} {said}{policy}: {'denies' if self.denied else 'allows'} {self.purpose}"
         if self.line is not None:
             where = f"line {self.line} ({self.text})"
         elif self.source == "directive":
@@ -89,13 +96,16 @@ class Preference:
 
     def as_meta(self) -> dict[str, Any]:
         """The plain-data form carried in ``request.meta["robotstxt_usage"]``."""
-        return {
+        meta = {
             "decision": self.decision,
             "stated": self.stated,
             "line": self.line,
             "text": self.text,
             "source": self.source,
         }
+        if self.policy is not None:
+            meta["policy"] = self.policy
+        return meta
 
     def __str__(self) -> str:
         return f"{self.decision}: {self.reason}"
@@ -230,6 +240,18 @@ def header_preference(value: str | None, purpose: str) -> Preference | None:
     return Preference(purpose, ALLOW if stated else DENY, True, None, f"Content-Usage: {value}", "header")
 
 
+#: The purposes TDMRep's reservation speaks for (docs/tdmrep.rst): text and data mining, as
+#: the DSM directive (EU 2019/790, art. 2(2) and 4) defines it, "any automated analytical
+#: technique aimed at analysing text and data ... to generate information", covers
+#: training a model and feeding content to an AI system as its input; indexing for a
+#: search engine is not read as TDM.
+TDM_PURPOSES: Final = frozenset({"train-ai", "train-genai", "ai-use"})
+#: The ``source`` of a preference read from TDMRep: the site's file, a response's header
+#: fields, the page's meta tags.
+TDM_SOURCES: Final = ("tdmrep.json", "tdm header", "tdm meta")
+#: The start of an IgnoreRequest message for a request whose TDM rights are reserved.
+TDM_DENIED_REASON: Final = "Forbidden by TDMRep reservation"
+
 #: The purposes a page's ``noai`` denies (DeviantArt's directive: no AI training on it).
 NOAI_PURPOSES: Final = frozenset({"train-ai", "train-genai"})
 
@@ -299,14 +321,23 @@ META_KEY: Final = "robotstxt_usage"
 
 
 def check_request(
-    config: UsageConfig, robots: RobotsTxt, url: str, user_agent: str, meta: dict[str, Any]
+    config: UsageConfig,
+    robots: RobotsTxt | None,
+    url: str,
+    user_agent: str,
+    meta: dict[str, Any],
+    also: Mapping[str, Preference] | None = None,
 ) -> Preference | None:
-    """Tag ``meta`` with the robots.txt preferences for each declared purpose; the
-    denying one in ``deny`` mode (the caller ignores the request), else None."""
+    """Tag ``meta`` with the robots.txt preferences for each declared purpose, or the
+    stricter of it and ``also``'s for the purpose (TDMRep's); the denying one in ``deny``
+    mode (the caller ignores the request), else None."""
     tags = meta.setdefault(META_KEY, {})
     denied = None
     for purpose in config.purposes:
         found = preference(robots, user_agent, url, purpose)
+        other = also.get(purpose) if also else None
+        if other is not None:
+            found = stricter(found, other)
         tags[purpose] = found.as_meta()
         if found.denied and denied is None:
             denied = found

@@ -17,9 +17,13 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.cache.entry import Action
 from scrapy_robots.retry_after import delayed_by_server, given_up_for_retry_after
+from scrapy_robots.tdmrep.crawl import META_KEY as TDM_META_KEY
+from scrapy_robots.tdmrep.crawl import answer_as_meta, file_answer
+from scrapy_robots.tdmrep.crawl import preferences as tdm_preferences
 from scrapy_robots.usage import DENIED_REASON as USAGE_DENIED
 from scrapy_robots.usage import META_KEY as USAGE_META_KEY
-from scrapy_robots.usage import check_request
+from scrapy_robots.usage import TDM_DENIED_REASON as TDM_DENIED
+from scrapy_robots.usage import TDM_SOURCES, check_request
 
 if TYPE_CHECKING:
     from scrapy.http import Request
@@ -58,11 +62,12 @@ EXCLUDED = Verdict(False, f"{FORBIDDEN}: excluded domain (ROBOTSTXT_EXCLUDED_DOM
 DISALLOWED = Verdict(False, FORBIDDEN, "robotstxt/forbidden")
 
 
-def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig) -> Verdict:
-    """May ``request`` be downloaded, given its site's ``entry``? Raises OtherAgent only."""
+def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig, tdm: RobotsEntry | None = None) -> Verdict:
+    """May ``request`` be downloaded, given its site's ``entry`` (and its ``tdmrep.json``,
+    ``tdm``, when a declared purpose needs it)? Raises OtherAgent only."""
     action = entry.action
-    if action is Action.ALLOW:
-        return ALLOWED
+    if action is Action.ALLOW:  # no robots.txt: no preference of its own, but TDMRep's file
+        return ALLOWED if tdm is None else _usage(entry, request, config, user_agent(request, config), tdm)
     if action is not Action.PARSE:
         return _by_policy(entry, config)
     if entry.delay is not None and entry.delay.skip:
@@ -93,17 +98,37 @@ def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig) -> Verdi
         return PARSER_FAILED
     if not allowed:
         return DISALLOWED
-    if config.usage is not None and entry.usage is None:
-        # No preference here: none carried from another site's page (meta=response.meta).
-        request.meta.pop(USAGE_META_KEY, None)
-    elif config.usage is not None:
-        agent = agent.decode("latin-1") if isinstance(agent, bytes) else agent
-        denied = check_request(config.usage, entry.usage, request.url, agent, request.meta)
-        if denied is not None:
-            return Verdict(
-                False, f"{USAGE_DENIED}: {denied.reason}", f"robotstxt/usage/denied/{denied.purpose}", denied
-            )
+    if config.usage is not None:
+        return _usage(entry, request, config, agent, tdm)
     return ALLOWED
+
+
+def _usage(
+    entry: RobotsEntry, request: Request, config: RobotsConfig, agent: str | bytes, tdm: RobotsEntry | None
+) -> Verdict:
+    """The declared purposes (ROBOTSTXT_USAGE): robots.txt's preferences, and TDMRep's file."""
+    assert config.usage is not None
+    meta = request.meta
+    stated = None
+    if tdm is not None:
+        answer = file_answer(tdm, request.url)
+        meta[TDM_META_KEY] = answer_as_meta(answer)
+        stated = tdm_preferences(answer, config.tdmrep)
+    else:
+        meta.pop(TDM_META_KEY, None)  # none carried from another site's page
+    if entry.usage is None and not stated:
+        # No preference here: none carried from another site's page (meta=response.meta).
+        meta.pop(USAGE_META_KEY, None)
+        return ALLOWED
+    agent = agent.decode("latin-1") if isinstance(agent, bytes) else agent
+    denied = check_request(config.usage, entry.usage, request.url, agent, meta, stated)
+    if denied is None:
+        return ALLOWED
+    if denied.source in TDM_SOURCES:
+        assert tdm is not None
+        why = "unreachable" if tdm.action is Action.UNREACHABLE else "file"
+        return Verdict(False, f"{TDM_DENIED}: {denied.reason}", f"robotstxt/tdmrep/denied/{why}", denied)
+    return Verdict(False, f"{USAGE_DENIED}: {denied.reason}", f"robotstxt/usage/denied/{denied.purpose}", denied)
 
 
 def _by_policy(entry: RobotsEntry, config: RobotsConfig) -> Verdict:

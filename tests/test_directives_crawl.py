@@ -69,7 +69,8 @@ async def follow(urls, **settings):
 
 
 def visited(site) -> set[str]:
-    return {path for path in site.paths() if path != "/robots.txt"}
+    # The site's policy files (robots.txt, and TDMRep's under a declared AI purpose) are no pages.
+    return {path for path in site.paths() if path not in ("/robots.txt", "/.well-known/tdmrep.json")}
 
 
 @pytest_twisted.ensureDeferred

@@ -117,3 +117,51 @@ def test_lint_flags_usage_lines(tmp_path):
     )
     assert "ai_train" in out.stdout and "did you mean ai-train?" in out.stdout, out.stdout + out.stderr
     assert "before any User-agent" in out.stdout
+
+
+def test_usage_shows_tdmrep_beside_robots_txt_and_counts_one_fetch_per_site(tmp_path):
+    """--usage train-ai against a real site: tdmrep.json fetched once, its rule quoted."""
+    import socket
+    import time
+
+    site = tmp_path / "site"
+    (site / ".well-known").mkdir(parents=True)
+    (site / "robots.txt").write_text("User-agent: *\nContent-Signal: ai-train=yes\n")
+    rules = [{"location": "/books/*", "tdm-reservation": 1, "tdm-policy": "https://p.example/policy"}]
+    (site / ".well-known" / "tdmrep.json").write_text(json.dumps(rules))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = tmp_path / "server.log"
+    with open(log, "w") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"], cwd=site, stderr=out, stdout=out
+        )
+    try:
+        for _ in range(50):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
+        base = f"http://127.0.0.1:{port}"
+        done = subprocess.run(
+            [sys.executable, "-m", "scrapy", "robots", "--usage", "train-ai", f"{base}/books/a", f"{base}/x"],
+            cwd=tmp_path,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        server.terminate()
+        server.wait()
+    text = done.stdout
+    assert f"{base}/books/a: denied" in text, text + done.stderr
+    assert "Forbidden by TDMRep reservation: tdmrep.json rule 1" in text
+    assert "train-ai: allowed by line 2 (Content-Signal: ai-train=yes)" in text  # robots.txt's answer beside it
+    assert "tdmrep       reserved for train-ai: tdmrep.json rule 1" in text
+    assert "tdmrep       unset for train-ai: no rule of tdmrep.json matches /x" in text
+    assert f"{base}/x: allowed" in text
+    assert log.read_text().count("GET /.well-known/tdmrep.json") == 1

@@ -20,7 +20,7 @@ from scrapy_robots.commands.robots_text import (
 )
 from scrapy_robots.config import RobotsConfig
 from scrapy_robots.decoding import charset_from_content_type
-from scrapy_robots.fetch import FETCH_META, robots_url
+from scrapy_robots.fetch import FETCH_META, ROBOTS_TXT, robots_url
 from scrapy_robots.lint import Finding, lint_robotstxt
 from scrapy_robots.parsers import (
     SHORT_NAMES,
@@ -34,6 +34,7 @@ from scrapy_robots.retry_after import delayed_by_server
 from scrapy_robots.slots import slot_delay
 from scrapy_robots.slots import user_delay as slot_user_delay
 from scrapy_robots.summary import summarize_robotstxt
+from scrapy_robots.tdmrep.crawl import answer_as_meta, file_answer
 from scrapy_robots.usage import preference
 from scrapy_robots.useragent import product_token
 from scrapy_robots.verdict import user_agent, verdict
@@ -112,8 +113,11 @@ class LocalRobotsFile:
         return cls(crawler.settings[FILE_SETTING])
 
     def process_request(self, request: Request, spider: Spider | None = None) -> Response | None:
-        if not request.meta.get(FETCH_META):
+        fetched = request.meta.get(FETCH_META)
+        if not fetched:
             return None
+        if fetched != ROBOTS_TXT:  # another policy file (TDMRep's): none given, none there
+            return Response(request.url, status=404, request=request)
         return Response(
             request.url, status=200, headers={"Content-Type": "text/plain"}, body=self.body, request=request
         )
@@ -132,7 +136,7 @@ class RawRobotsBodies:
         return cls(crawler)
 
     def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
-        if request.meta.get(FETCH_META):
+        if request.meta.get(FETCH_META) == ROBOTS_TXT:
             bodies = getattr(self.crawler.spider, "raw_bodies", None)
             if bodies is not None:
                 bodies[response.url] = (response.body, response.headers.get(b"Content-Type"))
@@ -199,7 +203,8 @@ class RobotsQuerySpider(Spider):
             # obeys as when ROBOTSTXT_USER_AGENT is not set (the command unsets it then).
             request = Request(url, dont_filter=True, headers={"User-Agent": agent} if agent else None)
             entry = await mw.robots_for(request)
-            self.results[index] = self._report(url, request, entry)
+            tdm = await mw.tdmrep_for(request, entry)
+            self.results[index] = self._report(url, request, entry, tdm)
         except Exception as exc:
             self.results[index] = error_result(url, f"{type(exc).__name__}: {exc}", agent)
         if self.pages[index]:
@@ -213,7 +218,7 @@ class RobotsQuerySpider(Spider):
                 }
                 self.results[index]["directives"] = None
 
-    def _report(self, url: str, request: Request, entry: RobotsEntry) -> dict[str, Any]:
+    def _report(self, url: str, request: Request, entry: RobotsEntry, tdm: RobotsEntry | None) -> dict[str, Any]:
         from scrapy_robots.delay import read_site_delay
 
         config = self.config
@@ -224,7 +229,7 @@ class RobotsQuerySpider(Spider):
             # The site's delay was read for the crawl's agent; this one may have its own group.
             delay = read_site_delay(parser, agent, config.max_crawl_delay, config.crawl_delay_exceeded)
             entry = replace(entry, delay=delay)
-        answer = verdict(entry, request, config)
+        answer = verdict(entry, request, config, tdm)
         user_delay = slot_user_delay(self.crawler, request)
         # The delay the crawl paces the site's slot at: none for a site it skips (SiteDelay).
         applied = entry.delay.applied if entry.delay is not None and config.crawl_delay else None
@@ -252,6 +257,7 @@ class RobotsQuerySpider(Spider):
             if entry.action is Action.PARSE
             else None,
             "usage": _usage(config, entry, url, agent),
+            "tdmrep": _tdmrep(config, tdm, url),
             "crawl_delay": _ask(parser, "crawl_delay", agent),
             "request_rate": _ask(parser, "request_rate", agent),
             "delay": asdict(entry.delay) if entry.delay is not None else None,
@@ -407,6 +413,23 @@ def _usage(config: RobotsConfig, entry: RobotsEntry, url: str, agent: str) -> di
     if config.usage is None:
         return None
     return {purpose: preference(entry.usage, agent, url, purpose).as_meta() for purpose in config.usage.purposes}
+
+
+def _tdmrep(config: RobotsConfig, tdm: RobotsEntry | None, url: str) -> dict[str, Any] | None:
+    """What the site's tdmrep.json says of this URL, when a purpose asked is one TDMRep
+    speaks for (``ROBOTSTXT_TDMREP``): its answer, the purposes it speaks for, the file."""
+    if not config.tdmrep:
+        return None
+    if tdm is None:  # robots.txt keeps the site out: its tdmrep.json was not needed
+        return {"purposes": list(config.tdmrep), "url": None, "status": None, "policy": None, "answer": None}
+    return {
+        "purposes": list(config.tdmrep),
+        "url": tdm.url,
+        "status": tdm.status,
+        "policy": tdm.action.value,
+        "error": tdm.error,
+        "answer": answer_as_meta(file_answer(tdm, url)),
+    }
 
 
 def _ask(parser: RobotParser | None, method: str, *args: Any) -> Any:

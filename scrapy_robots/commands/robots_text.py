@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from scrapy_robots.lint import Finding
 from scrapy_robots.usage import DENIED_REASON as USAGE_REASON
+from scrapy_robots.usage import TDM_DENIED_REASON as TDM_REASON
 from scrapy_robots.verdict import FORBIDDEN
 
 #: A parser's answer for a directive its library cannot read.
@@ -104,6 +105,8 @@ def format_report(
         row("rule", f"{result['parser']} cannot say which line decided (--parser rfc9309 can)")
     for purpose, preference in (result.get("usage") or {}).items():
         row("usage" if purpose == next(iter(result["usage"])) else "", f"{purpose}: {_usage_text(preference)}")
+    if result.get("tdmrep") is not None:
+        row("tdmrep", _tdmrep_text(result["tdmrep"]))
     row("robots.txt", _source(robots, local_file))
     policy = _POLICY.get(robots["policy"], robots["policy"])
     if robots["policy"] == "parse":
@@ -155,6 +158,21 @@ def _usage_text(preference: dict[str, Any]) -> str:
     return f"{decision} by {where} ({preference['text']})"
 
 
+def _tdmrep_text(tdmrep: dict[str, Any]) -> str:
+    """TDMRep's answer (``--usage`` with a purpose it speaks for): the verdict, what said
+    it, the file's status."""
+    purposes = ", ".join(tdmrep["purposes"])
+    answer = tdmrep["answer"]
+    if answer is None:
+        return f"not read (robots.txt keeps the site out) for {purposes}"
+    verdict = {True: "reserved", False: "not reserved", None: "unset"}[answer["reserved"]]
+    text = f"{verdict} for {purposes}: {answer['reason']}"
+    if answer["policy"]:
+        text += f"; tdm-policy {answer['policy']}"
+    status = f"HTTP {tdmrep['status']}" if tdmrep["status"] is not None else tdmrep.get("error") or "not fetched"
+    return f"{text} ({tdmrep['url']}: {status})"
+
+
 def _source(robots: dict[str, Any], local_file: str | None) -> str:
     source = f"{local_file} (local file)" if local_file else robots["url"]
     if local_file is None:
@@ -202,9 +220,10 @@ def format_brief(result: dict[str, Any], paint: Paint = PLAIN, agent_width: int 
 def _why(result: dict[str, Any]) -> str:
     if result.get("error"):
         return str(result["error"])
-    if not result["allowed"] and str(result["reason"]).startswith(USAGE_REASON):
-        # Allowed by the rules, denied for a declared purpose (--usage): that line decided.
-        return str(result["reason"])[len(USAGE_REASON) :].strip(" :")
+    for prefix in (USAGE_REASON, TDM_REASON):
+        if not result["allowed"] and str(result["reason"]).startswith(prefix):
+            # Allowed by the rules, denied for a declared purpose (--usage): that line or rule decided.
+            return str(result["reason"])[len(prefix) :].strip(" :")
     robots = result["robots_txt"]
     policy = robots["policy"]
     if policy != "parse":
