@@ -16,9 +16,10 @@ from typing import Final
 
 #: The bytes of a document read for its head.
 HEAD_BYTES: Final = 64 * 1024
-_END: Final = re.compile(rb"</head\s*>|<body[\s>]", re.I)
-#: A comment (a tag commented out is no tag) and a script's text, up to their end or the cut.
-_SKIP: Final = re.compile(rb"<!--.*?(?:-->|\Z)|<script\b.*?(?:</script\s*>|\Z)", re.I | re.S)
+#: What the scan meets: a comment or a script (skipped to its end), or the head's end.
+_EVENT: Final = re.compile(rb"<!--|<script\b|</head\s*>|<body[\s>]", re.I)
+_COMMENT_END: Final = re.compile(rb"-->")
+_SCRIPT_END: Final = re.compile(rb"</script\s*>", re.I)
 _META: Final = re.compile(rb"<meta\s([^>]*)>", re.I)
 _ATTRIBUTE: Final = re.compile(rb"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""")
 
@@ -26,12 +27,7 @@ _ATTRIBUTE: Final = re.compile(rb"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]
 def head_meta_tags(body: bytes) -> list[dict[bytes, bytes]]:
     """The attributes of each ``<meta>`` tag of the head, in document order: names lower
     case, values as written (``b""`` for an empty one)."""
-    head = body[:HEAD_BYTES]
-    if b"<!--" in head or b"<script" in head or b"<SCRIPT" in head:
-        head = _SKIP.sub(b" ", head)
-    end = _END.search(head)
-    if end is not None:
-        head = head[: end.start()]
+    head = _head(body)
     return [
         {
             match.group(1).lower(): (match.group(2) or match.group(3) or match.group(4) or b"")
@@ -39,6 +35,28 @@ def head_meta_tags(body: bytes) -> list[dict[bytes, bytes]]:
         }
         for tag in _META.finditer(head)
     ]
+
+
+def _head(body: bytes) -> bytes:
+    """The head's text, comments and scripts left out: read up to ``</head>`` or ``<body``
+    (one that is not inside a comment or a script), at most :data:`HEAD_BYTES`."""
+    text = body[:HEAD_BYTES]
+    pieces: list[bytes] = []
+    at = 0
+    while True:
+        event = _EVENT.search(text, at)
+        if event is None:
+            pieces.append(text[at:])
+            break
+        pieces.append(text[at : event.start()])
+        kind = event.group()[1:2]
+        if kind not in (b"!", b"s", b"S"):  # </head> or <body: the head ends
+            break
+        end = (_COMMENT_END if kind == b"!" else _SCRIPT_END).search(text, event.end())
+        if end is None:  # never closed: the rest is inside it
+            break
+        at = end.end()
+    return b" ".join(pieces)
 
 
 def meta_name(attributes: dict[bytes, bytes]) -> str:

@@ -92,6 +92,9 @@ def test_unavailable_after_is_noindex_after_its_date():
         (b'<head><script src="a.js"></script><meta name="robots" content="nofollow"></head>', {"nofollow"}),
         (b'<head><!-- never closed <meta name="robots" content="noindex">', set()),
         (b'<html><meta name="robots" content="noindex"/><body>', {"noindex"}),  # no head tag
+        (b'<head><script>document.write("<body>")</script><meta name="robots" content="noindex">', {"noindex"}),
+        (b'<head><SCRIPT type="x">a</Script ><meta name="robots" content="nofollow"><BODY>', {"nofollow"}),
+        (b'<head></head><!-- x --><meta name="robots" content="noindex">', set()),
     ],
 )
 def test_the_head_scan(html, expected):
