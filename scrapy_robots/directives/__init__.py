@@ -8,8 +8,8 @@ headers, ``<meta name="robots">`` and ``<meta name="BOTNAME">`` tags (issue #33)
   and the ``Robots-Tag`` structured-field list (draft-illyes-repext:
   ``*;nosnippet, ExampleBot;noindex``), scoped to this crawler's product token;
 - :mod:`.head`: the meta tags, read from the document's head bytes without a DOM;
-- :mod:`.links`: the URLs a page links to only with ``rel="nofollow"`` (Scrapy's
-  ``LinkExtractor``);
+- :mod:`.links`: the URLs a page links to only with ``rel="nofollow"`` (from the
+  spider's own lxml document);
 - :mod:`.middleware`: ``DirectivesMiddleware``, the spider middleware that reads them for
   each response and acts on the spider's output.
 
