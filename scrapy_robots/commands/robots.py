@@ -120,6 +120,8 @@ class Command(ScrapyCommand):
                     "directives; give one of them",
                     print_help=False,
                 )
+        if opts.at and not opts.record:
+            raise UsageError("--at answers from a compliance record: give --record DIR too", print_help=False)
         super().process_options(args, opts)
         self.problem: str | None = None
         self.body: bytes | None = None
@@ -230,6 +232,12 @@ class Command(ScrapyCommand):
             self.settings.set(name, value, priority="cmdline")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if opts.record and self.problem is None:  # from a compliance record, no crawl
+            from scrapy_robots.commands import record
+
+            assert self.settings is not None
+            self.exitcode = record.run(opts, [*args, *self.urls], self.settings)
+            return
         if self.problem is None and opts.spider:
             self._apply_spider(opts.spider)
         if self.problem is None:
