@@ -76,7 +76,9 @@ class RobotsTxtMiddleware:
         )
         self.serving = RobotsServer(crawler, self.sites) if config.serve else None
         # A site's tdmrep.json, when a declared purpose is one TDMRep speaks for (tdmrep/crawl.py).
-        self.tdmrep = TdmRepBook(crawler, config, self.storage, fetcher, self.room, self.record) if config.tdmrep else None
+        self.tdmrep = (
+            TdmRepBook(crawler, config, self.storage, fetcher, self.room, self.record) if config.tdmrep else None
+        )
         _warn_if_stock_enabled(crawler)
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)

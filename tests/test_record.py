@@ -9,13 +9,18 @@ import hashlib
 import json
 import subprocess
 import sys
+import time
+from collections import Counter
 from pathlib import Path
 
 import pytest_twisted
 from crawling import RecordingSpider, crawl, stat
-from servers import body
+from processes import run_spider
+from servers import body, drip
+from test_stopping import ended, sleep, until
 from warcio.archiveiterator import ArchiveIterator
 
+from scrapy_robots.commands.record import site_of
 from scrapy_robots.record.reader import Record
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
@@ -42,7 +47,8 @@ def warc_records(folder: Path) -> list[tuple[str, str, bytes]]:
     for path in sorted(folder.glob("*.warc.gz")):
         with path.open("rb") as stream:
             for record in ArchiveIterator(stream):
-                records.append((record.rec_type, record.rec_headers.get_header("WARC-Target-URI"), record.content_stream().read()))
+                uri = record.rec_headers.get_header("WARC-Target-URI")
+                records.append((record.rec_type, uri, record.content_stream().read()))
     return records
 
 
@@ -90,3 +96,107 @@ async def test_a_crawl_records_each_version_and_each_decision_and_the_response_c
     assert rows[f"{missing.url}/d"]["by"] == "status policy: HTTP 404 -> allow"
     assert stat(crawler, "robotstxt/record/decisions") == 4
     assert stat(crawler, "robotstxt/record/versions/robots") == 3
+
+
+OLD = "User-agent: *\nDisallow: /old\n"
+NEW = "User-agent: *\nDisallow: /new\n"
+SUBPROCESS = {
+    "ROBOTSTXT_OBEY": True,
+    "TELNETCONSOLE_ENABLED": False,
+    "LOG_LEVEL": "INFO",
+    "USER_AGENT": "Mozilla/5.0 (compatible; FooBot/1.0; +https://foo.example/bot)",
+    "DOWNLOADER_MIDDLEWARES": {
+        "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+        "scrapy_robots.RobotsTxtMiddleware": 100,
+    },
+    "CONCURRENT_REQUESTS": 2,
+    "DOWNLOAD_DELAY": 0.1,  # the crawl lasts long enough to be stopped
+    "RANDOMIZE_DOWNLOAD_DELAY": False,
+    "ROBOTSTXT_RECORD_FLUSH_INTERVAL": 0.2,
+}
+
+
+def slow_site(serve, robots_text: str):
+    site = serve(body(robots_text))
+    site.pages = drip(b"ok", 0.05)
+    return site
+
+
+def paths_of(site) -> list[str]:
+    return [hit.path for hit in site.page_hits()]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_record_through_ctrl_c_and_a_resume_across_a_robots_txt_change_answers_for_both_times(serve, tmp_path):
+    site = slow_site(serve, OLD)
+    urls = [f"{site.url}/{kind}/{n}" for n in range(12) for kind in ("old", "new", "page")]
+    folder = tmp_path / "record"
+    settings = {**SUBPROCESS, "JOBDIR": str(tmp_path / "job"), "ROBOTSTXT_RECORD": str(folder)}
+    settings["ROBOTSTXT_CACHE_TTL"] = 2  # the resume fetches robots.txt again
+    handle = run_spider(urls, tmp_path, **settings)
+    await until(lambda: len(site.page_hits()) >= 6, 30, "the first run to fetch 6 pages")
+    handle.signal("INT")
+    first = await ended(handle, timeout=20)
+    assert not first["killed"] and first["reason"] == "shutdown", first["log"][-3000:]
+    between = time.time()
+    # robots.txt changes; the stored copy expires (ROBOTSTXT_CACHE_TTL) before the resume.
+    site.robots = body(NEW)
+    await sleep(2.5)
+    last = await ended(run_spider(urls, tmp_path, **settings), timeout=90)
+    assert last["exit"] == 0 and last["reason"] == "finished", last["log"][-3000:]
+
+    record = Record([folder])
+    assert len(list(folder.glob("*.decisions.jsonl"))) == 2  # one file per run
+    decided = Counter(row["url"] for row in record.decisions)
+    # Each request decided once across both runs: none twice, none left out.
+    assert set(decided) == set(urls) and max(decided.values()) == 1, decided
+    for row in record.decisions:
+        assert row["robots"] == (sha(OLD) if row["t"] < between else sha(NEW)), row
+        assert row["allowed"] == (f"/{'old' if row['robots'] == sha(OLD) else 'new'}/" not in row["url"]), row
+    # Every page the server sent was allowed by the version its decision names.
+    allowed = {row["url"][len(site.url) :] for row in record.decisions if row["allowed"]}
+    assert sorted(paths_of(site)) == sorted(allowed)
+    # Both versions are in the WARC, each body once (a refetch of the same body is a revisit).
+    records = warc_records(folder)
+    bodies = [payload for kind, uri, payload in records if kind == "response" and uri.endswith("/robots.txt")]
+    assert sorted(bodies) == sorted([NEW.encode(), OLD.encode()]) or set(bodies) == {OLD.encode(), NEW.encode()}
+    assert len(bodies) <= 2 + 1  # once per file: the first run's and the second's
+
+    # Asked later, without the network: the version at each time, and its verdict.
+    before, now = str(between - 0.5), str(time.time())
+    answers = {}
+    for at in (before, now):
+        for kind in ("old", "new"):
+            done = robots(folder, "--at", at, f"{site.url}/{kind}/99", "--json")
+            answers[(at, kind)] = (done.returncode, json.loads(done.stdout) if done.stdout else done.stderr)
+    assert answers[(before, "old")][0] == 1 and answers[(before, "new")][0] == 0, answers
+    assert answers[(now, "old")][0] == 0 and answers[(now, "new")][0] == 1, answers
+    assert answers[(before, "old")][1]["robots_txt"]["sha256"] == sha(OLD)
+    assert answers[(now, "new")][1]["robots_txt"]["sha256"] == sha(NEW)
+    assert "line 2 (Disallow: /old)" in answers[(before, "old")][1]["decided_by"]
+    summary = robots(folder)
+    assert summary.returncode == 0, summary.stderr
+    assert f"{site.url}: 2 robots.txt version(s)" in summary.stdout, summary.stdout
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_crawl_killed_leaves_a_record_that_reads_up_to_its_last_batch(serve, tmp_path):
+    site = slow_site(serve, OLD)
+    urls = [f"{site.url}/page/{n}" for n in range(40)]
+    folder = tmp_path / "record"
+    handle = run_spider(urls, tmp_path, **SUBPROCESS, ROBOTSTXT_RECORD=str(folder))
+    await until(lambda: len(site.page_hits()) >= 10, 30, "10 pages fetched")
+    await sleep(0.5)  # two flush intervals: the first pages' decisions are written
+    assert not handle.done.called, handle.output.decode()[-3000:]
+    handle.kill()
+    result = await ended(handle, timeout=20)
+    assert result["reason"] == "no result"  # killed: the spider never closed
+    sent = len(site.page_hits())
+    record = Record([folder])
+    assert record.versions and record.version_at(site_of(site.url), time.time()).sha256 == sha(OLD)
+    # What was written reads whole; at most the last interval's decisions are lost.
+    assert 10 <= len(record.decisions) <= len(urls)
+    assert all(row["robots"] == sha(OLD) and row["allowed"] for row in record.decisions)
+    done = robots(folder, f"{site.url}/page/1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sent >= 10

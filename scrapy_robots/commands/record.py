@@ -41,7 +41,8 @@ def parse_time(value: str | None) -> float:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise ValueError(f"--at {value!r}: give seconds since the epoch or an ISO 8601 time (2025-06-01T12:00Z)")
+        hint = "give seconds since the epoch or an ISO 8601 time (2025-06-01T12:00Z)"
+        raise ValueError(f"--at {value!r}: {hint}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()

@@ -64,7 +64,7 @@ class WarcVersions:
         writer, url, date = self.writer, version.url, _date(version.fetched_at)
         parts = urlsplit(url)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        request_headers = [("Host", parts.netloc)] + [(k.decode("latin-1"), v.decode("latin-1")) for k, v in version.request_headers]
+        request_headers = [("Host", parts.netloc), *_text(version.request_headers)]
         request = writer.create_warc_record(
             url,
             "request",
@@ -74,13 +74,17 @@ class WarcVersions:
         writer.write_record(request)
         concurrent = request.rec_headers.get_header("WARC-Record-ID")
         if version.status is not None:
-            headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in version.headers]
+            headers = _text(version.headers)
             headers.append(("Content-Length", str(len(version.body))))
             http = StatusAndHeaders(str(version.status), headers, protocol="HTTP/1.1")
             earlier = self.written.get(version.sha256)
             if earlier is not None:
                 response = writer.create_revisit_record(
-                    url, _digest(version.sha256), earlier[0], earlier[1], http_headers=http,
+                    url,
+                    _digest(version.sha256),
+                    earlier[0],
+                    earlier[1],
+                    http_headers=http,
                     warc_headers_dict={"WARC-Date": date},
                 )
             else:
@@ -105,6 +109,10 @@ class WarcVersions:
             warc_headers_dict={"WARC-Date": date, "WARC-Concurrent-To": concurrent},
         )
         writer.write_record(metadata)
+
+
+def _text(pairs: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    return [(name.decode("latin-1"), value.decode("latin-1")) for name, value in pairs]
 
 
 def read_warc(stream: BinaryIO) -> Iterator[tuple[dict[str, Any], bytes | None]]:

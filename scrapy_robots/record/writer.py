@@ -54,17 +54,17 @@ class RecordWriter:
         lines = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in decisions)
         if lines:
             if self._decisions is None:
-                self._decisions = open(self.folder / (self.name + DECISIONS), "a", encoding="utf-8")  # noqa: SIM115
+                self._decisions = open(self.folder / (self.name + DECISIONS), "a", encoding="utf-8")
             self._decisions.write(lines)
             self._decisions.flush()
 
     def _version_writer(self) -> Any:
         if self._versions is None:
             if self.format == "warc":
-                self._version_stream = open(self.folder / (self.name + warc.SUFFIX), "ab")  # noqa: SIM115
+                self._version_stream = open(self.folder / (self.name + warc.SUFFIX), "ab")
                 self._versions = warc.WarcVersions(self._version_stream, self.software)
             else:
-                self._version_stream = open(self.folder / (self.name + jsonl.SUFFIX), "a", encoding="utf-8")  # noqa: SIM115
+                self._version_stream = open(self.folder / (self.name + jsonl.SUFFIX), "a", encoding="utf-8")
                 self._versions = jsonl.JsonlVersions(self._version_stream, self.folder)
         return self._versions
 
