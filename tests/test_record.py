@@ -200,3 +200,66 @@ async def test_a_crawl_killed_leaves_a_record_that_reads_up_to_its_last_batch(se
     done = robots(folder, f"{site.url}/page/1")
     assert done.returncode == 0, done.stdout + done.stderr
     assert sent >= 10
+
+
+class RobotsProvenance:
+    """docs/compliance.rst's spider middleware: each item carries its response's version."""
+
+    async def process_spider_output(self, response, result, spider=None):
+        async for item in result:
+            if isinstance(item, dict):
+                item["robots_txt"] = response.meta.get("robotstxt_version")
+            yield item
+
+
+class KeepItems:
+    """An item pipeline: stores the items, their provenance beside them."""
+
+    kept: list[dict] = []
+
+    def process_item(self, item, spider=None):
+        self.kept.append(item)
+        return item
+
+
+class ItemSpider(RecordingSpider):
+    def parse(self, response):
+        super().parse(response)
+        yield {"url": response.url}
+
+
+@pytest_twisted.ensureDeferred
+async def test_json_lines_keep_tdmrep_versions_and_reservations_and_the_summary_names_them(serve, tmp_path):
+    rules = [{"location": "/books/*", "tdm-reservation": 1}]
+    site = serve(body(ROBOTS), {"/.well-known/tdmrep.json": body(json.dumps(rules))})
+    urls = [f"{site.url}/books/a", f"{site.url}/books/b", f"{site.url}/free", f"{site.url}/private/x"]
+    folder = tmp_path / "record"
+    KeepItems.kept = []
+    crawler = await crawl(
+        urls,
+        ItemSpider,
+        ROBOTSTXT_RECORD=str(folder),
+        ROBOTSTXT_RECORD_FORMAT="jsonl",
+        ROBOTSTXT_USAGE=["train-ai"],
+        SPIDER_MIDDLEWARES={"test_record.RobotsProvenance": 900},
+        ITEM_PIPELINES={"test_record.KeepItems": 100},
+    )
+    assert crawler.spider.downloaded == [f"{site.url}/free"]
+    [item] = KeepItems.kept
+    assert item["url"] == f"{site.url}/free" and item["robots_txt"]["sha256"] == sha(ROBOTS)
+    assert not list(folder.glob("*.warc.gz"))
+    bodies = {path.name: path.read_bytes() for path in (folder / "bodies").iterdir()}
+    assert bodies == {sha(ROBOTS): ROBOTS.encode(), sha(json.dumps(rules)): json.dumps(rules).encode()}
+    record = Record([folder])
+    rows = {row["url"]: row for row in record.decisions}
+    assert rows[f"{site.url}/books/a"]["tdmrep"] == sha(json.dumps(rules))
+    assert rows[f"{site.url}/books/a"]["usage_denied"]["source"] == "tdmrep.json"
+    assert rows[f"{site.url}/books/a"]["reason"] == "tdmrep/denied/file"
+    assert rows[f"{site.url}/free"]["tdm"]["reserved"] is None
+    [summary] = record.summary()
+    assert summary.tdmrep == {"parse"} and summary.allowed == 1
+    assert summary.denied == {"tdmrep/denied/file": 2, "forbidden": 1}
+    assert summary.reservations == {"train-ai (tdmrep.json)": 2}
+    assert stat(crawler, "robotstxt/record/versions/tdmrep") == 1
+    done = robots(folder, "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["reservations"] == {"train-ai (tdmrep.json)": 2}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 ROBOTS_TXT = "robots.txt"
@@ -43,10 +43,7 @@ class PolicyVersion:
 
     def fields(self) -> dict[str, Any]:
         """Everything but the body and the headers: one JSON object."""
-        data = asdict(self)
-        for name in ("body", "headers", "request_headers"):
-            del data[name]
-        return data
+        return {name: getattr(self, name) for name in _FIELDS}
 
 
 def response_headers(headers: Any) -> list[tuple[bytes, bytes]]:
@@ -58,3 +55,6 @@ def response_headers(headers: Any) -> list[tuple[bytes, bytes]]:
             continue
         pairs.extend((name, value) for value in values)
     return pairs
+
+
+_FIELDS = tuple(f.name for f in fields(PolicyVersion) if f.name not in ("body", "headers", "request_headers"))
