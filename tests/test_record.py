@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest_twisted
 from crawling import RecordingSpider, crawl, stat
+from fleet import start_crawler
 from processes import run_spider
 from servers import body, drip
 from test_stopping import ended, sleep, until
+from twisted.internet.defer import DeferredList
 from warcio.archiveiterator import ArchiveIterator
 
 from scrapy_robots.commands.record import site_of
@@ -133,6 +135,7 @@ async def test_a_record_through_ctrl_c_and_a_resume_across_a_robots_txt_change_a
     folder = tmp_path / "record"
     settings = {**SUBPROCESS, "JOBDIR": str(tmp_path / "job"), "ROBOTSTXT_RECORD": str(folder)}
     settings["ROBOTSTXT_CACHE_TTL"] = 2  # the resume fetches robots.txt again
+    settings["ROBOTSTXT_RECORD_FLUSH_INTERVAL"] = 60  # written when each run closes
     handle = run_spider(urls, tmp_path, **settings)
     await until(lambda: len(site.page_hits()) >= 6, 30, "the first run to fetch 6 pages")
     handle.signal("INT")
@@ -263,3 +266,26 @@ async def test_json_lines_keep_tdmrep_versions_and_reservations_and_the_summary_
     assert stat(crawler, "robotstxt/record/versions/tdmrep") == 1
     done = robots(folder, "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["reservations"] == {"train-ai (tdmrep.json)": 2}
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_fleet_writes_one_record_per_crawler_whose_decisions_name_the_one_version_fetched(
+    serve, redis, tmp_path
+):
+    sites = [serve(body(ROBOTS)) for _ in range(3)]
+    urls = [f"{site.url}/p{i}" for site in sites for i in range(6)] + [f"{site.url}/private" for site in sites]
+    folder = tmp_path / "record"
+    # Each crawler brings its own half of each site: both decide, one fetches each robots.txt.
+    handles = [start_crawler(half, redis.url, ROBOTSTXT_RECORD=str(folder)) for half in (urls[::2], urls[1::2])]
+    results = [result for _, result in await DeferredList([h.done for h in handles])]
+    for result in results:
+        assert result["exit"] == 0, result["log"][-3000:]
+    assert [site.robots_hits() for site in sites] == [1, 1, 1]  # fetched once by the fleet
+    record = Record([folder])
+    assert len(list(folder.glob("*.decisions.jsonl"))) == 2
+    # One version per site, recorded by whichever crawler fetched it; every decision of
+    # either crawler names it.
+    versions = [v for (file, _), found in record.versions.items() for v in found]
+    assert len(versions) == 3 and {v.sha256 for v in versions} == {sha(ROBOTS)}
+    assert Counter(row["url"] for row in record.decisions) == Counter(urls)
+    assert {row["robots"] for row in record.decisions} == {sha(ROBOTS)}
