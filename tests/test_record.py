@@ -188,8 +188,9 @@ async def test_a_crawl_killed_leaves_a_record_that_reads_up_to_its_last_batch(se
     urls = [f"{site.url}/page/{n}" for n in range(40)]
     folder = tmp_path / "record"
     handle = run_spider(urls, tmp_path, **SUBPROCESS, ROBOTSTXT_RECORD=str(folder))
-    await until(lambda: len(site.page_hits()) >= 10, 30, "10 pages fetched")
-    await sleep(0.5)  # two flush intervals: the first pages' decisions are written
+    await until(lambda: len(site.page_hits()) >= 3, 30, "3 pages fetched")
+    decided = len(site.page_hits())  # at least: each was decided before it was sent
+    await sleep(0.5)  # two flush intervals: their decisions are written
     assert not handle.done.called, handle.output.decode()[-3000:]
     handle.kill()
     result = await ended(handle, timeout=20)
@@ -198,11 +199,11 @@ async def test_a_crawl_killed_leaves_a_record_that_reads_up_to_its_last_batch(se
     record = Record([folder])
     assert record.versions and record.version_at(site_of(site.url), time.time()).sha256 == sha(OLD)
     # What was written reads whole; at most the last interval's decisions are lost.
-    assert 10 <= len(record.decisions) <= len(urls)
+    assert decided <= len(record.decisions) <= len(urls)
     assert all(row["robots"] == sha(OLD) and row["allowed"] for row in record.decisions)
     done = robots(folder, f"{site.url}/page/1")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert sent >= 10
+    assert sent < len(urls)  # killed before the end
 
 
 class RobotsProvenance:
