@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import zlib
 from datetime import UTC, datetime
 from io import BytesIO
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -51,12 +52,24 @@ class WarcVersions:
     def __init__(self, stream: BinaryIO, software: str):
         from warcio.warcwriter import WARCWriter
 
-        self.writer = WARCWriter(stream, gzip=True, warc_version="1.1")
+        # warcio writes each record into the buffer; each is compressed here, as a gzip
+        # member of its own (what warcio's gzip=True does, at level 9 with a 256 KiB
+        # compressor per record: most of a version's cost for records of a few hundred bytes).
+        self.stream = stream
+        self.buffer = BytesIO()
+        self.writer = WARCWriter(self.buffer, gzip=False, warc_version="1.1")
         self.written: dict[str, tuple[str, str]] = {}  # sha256 -> (URL, WARC-Date) of its response
         info = self.writer.create_warcinfo_record(
             "", {"software": software, "format": "WARC File Format 1.1", "description": "scrapy-robots record"}
         )
-        self.writer.write_record(info)
+        self._write(info)
+
+    def _write(self, record: Any) -> None:
+        buffer = self.buffer
+        buffer.seek(0)
+        buffer.truncate()
+        self.writer.write_record(record)
+        self.stream.write(gzip_member(buffer.getvalue()))
 
     def write(self, version: PolicyVersion) -> None:
         from warcio.statusandheaders import StatusAndHeaders
@@ -71,7 +84,7 @@ class WarcVersions:
             http_headers=StatusAndHeaders(f"GET {target} HTTP/1.1", request_headers, is_http_request=True),
             warc_headers_dict={"WARC-Date": date},
         )
-        writer.write_record(request)
+        self._write(request)
         concurrent = request.rec_headers.get_header("WARC-Record-ID")
         if version.status is not None:
             headers = _text(version.headers)
@@ -97,7 +110,7 @@ class WarcVersions:
                     warc_headers_dict={"WARC-Date": date, "WARC-Payload-Digest": _digest(version.sha256)},
                 )
                 self.written[version.sha256] = (url, date)
-            writer.write_record(response)
+            self._write(response)
             concurrent = response.rec_headers.get_header("WARC-Record-ID")
         data = json.dumps(version.fields(), separators=(",", ":")).encode()
         metadata = writer.create_warc_record(
@@ -108,7 +121,14 @@ class WarcVersions:
             warc_content_type=METADATA_TYPE,
             warc_headers_dict={"WARC-Date": date, "WARC-Concurrent-To": concurrent},
         )
-        writer.write_record(metadata)
+        self._write(metadata)
+
+
+def gzip_member(data: bytes) -> bytes:
+    """``data`` as one gzip member, with a window no larger than it needs."""
+    bits = max(9, min(15, (len(data) - 1).bit_length()))
+    compressor = zlib.compressobj(6, zlib.DEFLATED, 16 + bits, max(1, min(8, bits - 7)))
+    return compressor.compress(data) + compressor.flush()
 
 
 def _text(pairs: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
