@@ -157,6 +157,7 @@ class Command(ScrapyCommand):
         # spider state, robots.txt cache), not into a shared cache.
         self._unless_given("JOBDIR", None)
         self._unless_given("ROBOTSTXT_CACHE_STORAGE", MEMORY_STORAGE)
+        self._unless_given("ROBOTSTXT_RECORD", None)  # nor a line into the crawl's compliance record
         try:
             self.middleware = choose_middleware(settings, self.notes)
         except ValueError as exc:  # ROBOTSTXT_OBEY neither true nor false

@@ -52,22 +52,20 @@ class RecordConfig:
 
     @classmethod
     def from_settings(cls, settings: Any) -> RecordConfig | None:
+        # Each checked whatever else is set: a typo fails now, not when the record is turned on.
+        format = choice(settings, "ROBOTSTXT_RECORD_FORMAT", FORMATS)
+        flush_interval = number(settings, "ROBOTSTXT_RECORD_FLUSH_INTERVAL", 5.0, float, minimum=0.01)
+        batch = number(settings, "ROBOTSTXT_RECORD_BATCH", 10_000, int, minimum=1)
         folder = settings.get("ROBOTSTXT_RECORD")
-        if not folder:
+        if folder is None or folder == "" or folder is False:
             return None
         if not isinstance(folder, str):
             raise ValueError(f"ROBOTSTXT_RECORD must be a folder path, not {folder!r}")
-        format = choice(settings, "ROBOTSTXT_RECORD_FORMAT", FORMATS)
         if format == "warc":
             from scrapy_robots.record.warc import check_warcio
 
             check_warcio()
-        return cls(
-            folder=folder,
-            format=format,
-            flush_interval=number(settings, "ROBOTSTXT_RECORD_FLUSH_INTERVAL", 5.0, float, minimum=0.01),
-            batch=number(settings, "ROBOTSTXT_RECORD_BATCH", 10_000, int, minimum=1),
-        )
+        return cls(folder=folder, format=format, flush_interval=flush_interval, batch=batch)
 
 
 def compliance_record(crawler: Crawler, config: RobotsConfig) -> ComplianceRecord | None:
