@@ -17,7 +17,7 @@ import pytest_twisted
 from crawling import RecordingSpider, crawl, stat
 from fleet import start_crawler
 from processes import run_spider
-from servers import body, drip
+from servers import body, drip, sequence
 from test_stopping import ended, sleep, until
 from twisted.internet.defer import DeferredList
 from warcio.archiveiterator import ArchiveIterator
@@ -290,3 +290,31 @@ async def test_a_fleet_writes_one_record_per_crawler_whose_decisions_name_the_on
     assert len(versions) == 3 and {v.sha256 for v in versions} == {sha(ROBOTS)}
     assert Counter(row["url"] for row in record.decisions) == Counter(urls)
     assert {row["robots"] for row in record.decisions} == {sha(ROBOTS)}
+
+
+@pytest_twisted.ensureDeferred
+async def test_while_robots_txt_is_unreachable_the_kept_copy_is_the_version_that_decides(serve, tmp_path):
+    site = serve(sequence(body(ROBOTS), body("busy", 503)))
+    site.pages = drip(b"ok", 0.05)
+    urls = [f"{site.url}/{path}/{n}" for n in range(6) for path in ("p", "private")]
+    folder = tmp_path / "record"
+    await crawl(
+        urls,
+        ROBOTSTXT_RECORD=str(folder),
+        ROBOTSTXT_CACHE_TTL=0.3,  # fetched again during the crawl: the server answers 503 then
+        CONCURRENT_REQUESTS=1,
+        DOWNLOAD_DELAY=0.15,
+    )
+    assert site.robots_hits() >= 2
+    record = Record([folder])
+    [first, *later] = record.versions[("robots.txt", site_of(site.url))]
+    assert (first.status, first.action, first.governs) == (200, "parse", sha(ROBOTS))
+    assert later and all(v.status == 503 and v.sha256 == sha("busy") and v.governs == sha(ROBOTS) for v in later)
+    # Every decision, before and after the 503, names the copy kept: the 200's.
+    assert {row["robots"] for row in record.decisions} == {sha(ROBOTS)}
+    assert any(row["t"] > later[0].fetched_at for row in record.decisions)
+    assert all(row["allowed"] == ("/private/" not in row["url"]) for row in record.decisions)
+    done = robots(folder, f"{site.url}/private/9", "--json")
+    answer = json.loads(done.stdout)
+    assert done.returncode == 1 and answer["robots_txt"]["sha256"] == sha(ROBOTS), done.stdout
+    assert answer["robots_txt"]["status"] == 503 and "the copy before it was kept" in answer["robots_txt"]["note"]
