@@ -318,3 +318,30 @@ async def test_while_robots_txt_is_unreachable_the_kept_copy_is_the_version_that
     answer = json.loads(done.stdout)
     assert done.returncode == 1 and answer["robots_txt"]["sha256"] == sha(ROBOTS), done.stdout
     assert answer["robots_txt"]["status"] == 503 and "the copy before it was kept" in answer["robots_txt"]["note"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_full_batch_is_written_before_the_timer_and_the_close(serve, tmp_path):
+    site = serve(body(ROBOTS))
+    site.pages = drip(b"ok", 0.05)
+    urls = [f"{site.url}/p/{n}" for n in range(12)]
+    folder = tmp_path / "record"
+    seen: list[int] = []
+
+    class Watching(RecordingSpider):
+        def parse(self, response):
+            super().parse(response)
+            files = list(folder.glob("*.decisions.jsonl"))
+            seen.append(sum(1 for _ in files[0].open()) if files else 0)
+
+    await crawl(
+        urls,
+        Watching,
+        ROBOTSTXT_RECORD=str(folder),
+        ROBOTSTXT_RECORD_FLUSH_INTERVAL=3600,
+        ROBOTSTXT_RECORD_BATCH=4,
+        CONCURRENT_REQUESTS=1,
+    )
+    # Written 4 by 4 while the crawl ran (the timer never fired), the rest at the close.
+    assert seen[-1] >= 8 and all(n % 4 == 0 for n in seen), seen
+    assert len(Record([folder]).decisions) == 12

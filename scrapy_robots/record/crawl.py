@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
+from scrapy.utils.reactor import CallLaterOnce
 from twisted.internet.task import LoopingCall
 
 from scrapy_robots._settings import choice, number
@@ -84,7 +85,7 @@ class ComplianceRecord:
         self.writer = RecordWriter(record.folder, record.format, software=f"scrapy-robots/{__version__}")
         self.versions: list[PolicyVersion] = []
         self.decisions: list[tuple[Any, ...]] = []
-        self._soon: Any = None
+        self._soon = CallLaterOnce(self.flush)
         self._tokens: dict[Any, str] = {}
         self._timer = LoopingCall(self.flush)
         crawler.signals.connect(self._opened, signal=signals.spider_opened)
@@ -136,16 +137,10 @@ class ComplianceRecord:
         self.decisions.append(
             (time.time(), request.url, entry, answer, agent, tdm, meta.get(USAGE_META_KEY), meta.get(TDM_META_KEY))
         )
-        if len(self.decisions) >= self.record.batch and self._soon is None:
-            from twisted.internet import reactor
-
-            self._soon = reactor.callLater(0, self.flush)
+        if len(self.decisions) >= self.record.batch:
+            self._soon.schedule()  # once, whatever the requests decided before it runs
 
     def flush(self) -> None:
-        if self._soon is not None:
-            if self._soon.active():
-                self._soon.cancel()
-            self._soon = None
         versions, self.versions = self.versions, []
         decisions, self.decisions = self.decisions, []
         if not versions and not decisions:
@@ -200,6 +195,7 @@ class ComplianceRecord:
     def _closed(self) -> None:
         if self._timer.running:
             self._timer.stop()
+        self._soon.cancel()
         self.flush()
         self.writer.close()
 

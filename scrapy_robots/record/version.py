@@ -49,7 +49,7 @@ class PolicyVersion:
 def response_headers(headers: Any) -> list[tuple[bytes, bytes]]:
     """A Scrapy ``Headers`` as (name, value) pairs, the transport's own left out (the body
     kept is decoded), a Content-Length for the body kept added by the writer."""
-    pairs = []
+    pairs: list[tuple[bytes, bytes]] = []
     for name, values in (headers or {}).items():
         if name.lower() in _TRANSPORT_HEADERS:
             continue
