@@ -98,6 +98,14 @@ async def test_a_crawl_records_each_version_and_each_decision_and_the_response_c
     assert rows[f"{missing.url}/d"]["by"] == "status policy: HTTP 404 -> allow"
     assert stat(crawler, "robotstxt/record/decisions") == 4
     assert stat(crawler, "robotstxt/record/versions/robots") == 3
+    # Asked for a time before the crawl: no version then, an error.
+    early = robots(folder, "--at", "2000-01-01T00:00Z", f"{parsed.url}/a")
+    assert early.returncode == 2 and "holds no robots.txt" in early.stdout, early.stdout + early.stderr
+    # The 404 site: allowed by its status policy, whatever the path.
+    missing_answer = robots(folder, f"{missing.url}/d", f"{denied.url}/c")
+    assert missing_answer.returncode == 1, missing_answer.stdout
+    assert "decided by: status policy: HTTP 404 -> allow" in missing_answer.stdout
+    assert "decided by: status policy: HTTP 403 -> deny" in missing_answer.stdout
 
 
 OLD = "User-agent: *\nDisallow: /old\n"
@@ -345,3 +353,45 @@ async def test_a_full_batch_is_written_before_the_timer_and_the_close(serve, tmp
     # Written 4 by 4 while the crawl ran (the timer never fired), the rest at the close.
     assert seen[-1] >= 8 and all(n % 4 == 0 for n in seen), seen
     assert len(Record([folder]).decisions) == 12
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_resume_within_the_lifetime_names_the_first_runs_version_and_records_it_once(serve, tmp_path):
+    site = slow_site(serve, OLD)
+    urls = [f"{site.url}/{kind}/{n}" for n in range(10) for kind in ("old", "page")]
+    folder = tmp_path / "record"
+    settings = {**SUBPROCESS, "JOBDIR": str(tmp_path / "job"), "ROBOTSTXT_RECORD": str(folder)}
+    handle = run_spider(urls, tmp_path, **settings)
+    await until(lambda: len(site.page_hits()) >= 4, 30, "the first run to fetch 4 pages")
+    handle.signal("INT")
+    first = await ended(handle, timeout=20)
+    assert not first["killed"] and first["reason"] == "shutdown", first["log"][-3000:]
+    last = await ended(run_spider(urls, tmp_path, **settings), timeout=90)
+    assert last["exit"] == 0 and last["reason"] == "finished", last["log"][-3000:]
+    assert site.robots_hits() == 1  # the resumed run restored it from the JOBDIR
+    record = Record([folder])
+    # One version, in the first run's files; both runs' decisions name it.
+    assert [v.sha256 for v in record.versions[("robots.txt", site_of(site.url))]] == [sha(OLD)]
+    assert len(list(folder.glob("*.warc.gz"))) == 1 and len(list(folder.glob("*.decisions.jsonl"))) == 2
+    assert Counter(row["url"] for row in record.decisions) == Counter(urls)
+    assert {row["robots"] for row in record.decisions} == {sha(OLD)}
+
+
+def test_asking_a_record_that_is_not_there_or_with_options_it_cannot_honour_is_an_error(tmp_path):
+    missing = robots(tmp_path / "nothing", "https://example.com/a")
+    assert missing.returncode == 2 and "no such record folder" in missing.stderr
+    (tmp_path / "empty").mkdir()
+    empty = robots(tmp_path / "empty", "https://example.com/a")
+    assert empty.returncode == 2 and "no record files" in empty.stderr
+    combined = robots(tmp_path / "empty", "--page", "https://example.com/a")
+    assert combined.returncode == 2 and "--record and --page cannot be combined" in combined.stderr
+    at = subprocess.run(
+        [sys.executable, "-m", "scrapy", "robots", "--at", "2025-01-01", "https://example.com/a"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert at.returncode == 2 and "give --record DIR too" in at.stderr
+    bad = robots(tmp_path / "empty", "--at", "yesterday", "https://example.com/a")
+    assert bad.returncode == 2 and "--at 'yesterday'" in bad.stderr

@@ -122,6 +122,13 @@ class Command(ScrapyCommand):
                 )
         if opts.at and not opts.record:
             raise UsageError("--at answers from a compliance record: give --record DIR too", print_help=False)
+        for other in ("file", "compare", "lint", "strict", "page", "usage", "spider", "brief"):
+            if opts.record and getattr(opts, other):
+                raise UsageError(
+                    f"--record and --{other} cannot be combined: --record answers from the record alone (its "
+                    "versions, the URLs' verdicts, the recorded decisions); give one of them",
+                    print_help=False,
+                )
         super().process_options(args, opts)
         self.problem: str | None = None
         self.body: bytes | None = None
