@@ -82,7 +82,10 @@ class ComplianceRecord:
         self.stats = crawler.stats
         self.config = config
         self.record = record
-        self.writer = RecordWriter(record.folder, record.format, software=f"scrapy-robots/{__version__}")
+        try:
+            self.writer = RecordWriter(record.folder, record.format, software=f"scrapy-robots/{__version__}")
+        except OSError as exc:
+            raise ValueError(f"ROBOTSTXT_RECORD = {record.folder!r}: the folder cannot be made: {exc}") from None
         self.versions: list[PolicyVersion] = []
         self.decisions: list[tuple[Any, ...]] = []
         self._soon = CallLaterOnce(self.flush)
