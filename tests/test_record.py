@@ -48,9 +48,11 @@ def warc_records(folder: Path) -> list[tuple[str, str, bytes]]:
     records = []
     for path in sorted(folder.glob("*.warc.gz")):
         with path.open("rb") as stream:
-            for record in ArchiveIterator(stream):
+            for record in ArchiveIterator(stream, check_digests=True):
                 uri = record.rec_headers.get_header("WARC-Target-URI")
                 records.append((record.rec_type, uri, record.content_stream().read()))
+                # What `warcio check` verifies: each block and payload digest matches.
+                assert record.digest_checker.passed is not False, record.digest_checker.problems
     return records
 
 
