@@ -185,6 +185,7 @@ async def test_a_record_through_ctrl_c_and_a_resume_across_a_robots_txt_change_a
     assert answers[(before, "old")][0] == 1 and answers[(before, "new")][0] == 0, answers
     assert answers[(now, "old")][0] == 0 and answers[(now, "new")][0] == 1, answers
     assert answers[(before, "old")][1]["robots_txt"]["sha256"] == sha(OLD)
+    assert answers[(before, "old")][1]["agent"] == "FooBot"  # as the crawl obeyed, not Scrapy's default
     assert answers[(now, "new")][1]["robots_txt"]["sha256"] == sha(NEW)
     assert "line 2 (Disallow: /old)" in answers[(before, "old")][1]["decided_by"]
     summary = robots(folder)

@@ -60,8 +60,12 @@ def site_of(url: str) -> str:
     return f"{parts.scheme}://{parts.hostname}:{port}"
 
 
-def answer(record: Record, url: str, at: float, agent: str, settings: BaseSettings) -> dict[str, Any]:
+def answer(record: Record, url: str, at: float, agent: str | None, settings: BaseSettings) -> dict[str, Any]:
+    """``agent``: --user-agent; None: the agent the crawl obeyed as at the site (its last
+    decision there before ``at``), else the project's (ROBOTSTXT_USER_AGENT, USER_AGENT)."""
     site = site_of(url)
+    if agent is None:
+        agent = record.agent_at(site, at) or default_user_agent(settings)
     version = record.version_at(site, at)
     result: dict[str, Any] = {"url": url, "at": utc(at), "site": site, "agent": agent}
     if version is None:
@@ -119,7 +123,7 @@ def run(opts: argparse.Namespace, urls: list[str], settings: BaseSettings) -> in
     if not urls:
         _summary(record, opts.json)
         return EXIT_ALLOWED
-    agent = opts.user_agent[0] if opts.user_agent else default_user_agent(settings)
+    agent = opts.user_agent[0] if opts.user_agent else None
     results = [answer(record, url, at, agent, settings) for url in urls]
     for result in results:
         print(json.dumps(result) if opts.json else _text(result))

@@ -101,6 +101,16 @@ class Record:
     def body_of(self, sha256: str | None) -> bytes | None:
         return None if sha256 is None else self.bodies.get(sha256)
 
+    def agent_at(self, site: str, at: float) -> str | None:
+        """The product token the crawl obeyed as at ``site``, in its last decision before ``at``."""
+        agent = None
+        for row in self.decisions:
+            if row["t"] > at:
+                break
+            if row["site"] == site:
+                agent = row["agent"]
+        return agent
+
     def decisions_for(self, url: str) -> list[dict[str, Any]]:
         return [row for row in self.decisions if row["url"] == url]
 
