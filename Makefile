@@ -17,7 +17,7 @@ $(PY):
 
 $(INSTALLED): $(PY) setup.cfg setup.py
 	$(PIP) install --upgrade pip setuptools wheel Cython
-	$(PIP) install -e '.[test,docs,typing]'
+	$(PIP) install -e '.[test,docs,typing,record]'
 	touch $@
 
 # reppy 0.4.14 as published does not build on Python 3.11: its bundled C++ misses

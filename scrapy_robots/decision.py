@@ -144,6 +144,7 @@ def _unreachable(
         entry.body, entry.delay, entry.usage = previous.body, previous.delay, previous.usage
         entry.rules, entry.others, entry.agents = previous.rules, previous.others, previous.agents
         entry.content_type = previous.content_type
+        entry.version, entry.version_fetched_at = previous.version, previous.version_fetched_at
     return Decision(entry, kind, stale=stale, bad_retry_after=bad_retry_after)
 
 

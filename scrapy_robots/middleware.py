@@ -25,6 +25,7 @@ from scrapy_robots.config import RobotsConfig, cache_size
 from scrapy_robots.fetch import RobotsFetcher
 from scrapy_robots.pacing import SitePacing
 from scrapy_robots.reader import RobotsReader
+from scrapy_robots.record.crawl import compliance_record
 from scrapy_robots.serving import ROBOTS_PATH, RobotsServer
 from scrapy_robots.sites import SiteBook
 from scrapy_robots.slots import SlotPacer, leave_redirecting_hosts_slot, warn_at_start_if_slots_missing
@@ -68,10 +69,16 @@ class RobotsTxtMiddleware:
         if config.crawl_delay:
             warn_at_start_if_slots_missing(crawler)
         fetcher = RobotsFetcher(crawler, config)
-        self.sites = SiteBook(crawler, config, self.cache, self.storage, reader, fetcher, self.room, self.pacing)
+        # Every policy file version and every verdict, when ROBOTSTXT_RECORD names a folder (record/).
+        self.record = compliance_record(crawler, config)
+        self.sites = SiteBook(
+            crawler, config, self.cache, self.storage, reader, fetcher, self.room, self.pacing, self.record
+        )
         self.serving = RobotsServer(crawler, self.sites) if config.serve else None
         # A site's tdmrep.json, when a declared purpose is one TDMRep speaks for (tdmrep/crawl.py).
-        self.tdmrep = TdmRepBook(crawler, config, self.storage, fetcher, self.room) if config.tdmrep else None
+        self.tdmrep = (
+            TdmRepBook(crawler, config, self.storage, fetcher, self.room, self.record) if config.tdmrep else None
+        )
         _warn_if_stock_enabled(crawler)
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
@@ -172,6 +179,8 @@ class RobotsTxtMiddleware:
     def _obey(self, entry: RobotsEntry, request: Request, tdm: RobotsEntry | None = None) -> None:
         """Raise IgnoreRequest unless ``request`` may be downloaded."""
         answer = verdict(entry, request, self.config, tdm)
+        if self.record is not None:
+            self.record.decided(entry, request, answer, tdm)
         if answer is ALLOWED:
             return
         self.stats.inc_value(answer.stat)

@@ -28,6 +28,7 @@ from scrapy_robots.cache import RobotsEntry
 from scrapy_robots.decision import decide, describe, describe_restored, fetch_stats, worth_waiting
 from scrapy_robots.fetch import site_of
 from scrapy_robots.policy import Action
+from scrapy_robots.record.version import ROBOTS_TXT
 from scrapy_robots.usage import TDM_SOURCES
 from scrapy_robots.waiting import CrawlClosing, timer
 
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from scrapy_robots.pacing import SitePacing
     from scrapy_robots.parsers import RobotParser
     from scrapy_robots.reader import RobotsReader
+    from scrapy_robots.record.crawl import ComplianceRecord
     from scrapy_robots.usage import Preference
     from scrapy_robots.waiting import WaitingRoom
 
@@ -64,6 +66,7 @@ class SiteBook:
         fetcher: RobotsFetcher,
         room: WaitingRoom,
         pacing: SitePacing,
+        record: ComplianceRecord | None = None,
     ):
         self.crawler = crawler
         self.stats = crawler.stats
@@ -74,6 +77,7 @@ class SiteBook:
         self.fetcher = fetcher
         self.room = room
         self.pacing = pacing
+        self.record = record  # the compliance record (ROBOTSTXT_RECORD), told of each fetch
         self.hits = 0  # hot-tier hits, counted here: a stats call per request costs more
         self.started = time.time()
         # Sites restored from a previous run and said so: once each, whatever the hot tier does.
@@ -245,6 +249,8 @@ class SiteBook:
             # The fetch was cut short by the close: its outcome says nothing of the site.
             raise CrawlClosing(site, "being fetched")
         decision = decide(result, previous, time.time(), self.config)
+        if self.record is not None:
+            self.record.fetched(ROBOTS_TXT, site, result, decision)
         for stat in fetch_stats(decision, result, self.config):
             self.stats.inc_value(stat)
         entry = decision.entry

@@ -29,7 +29,7 @@ from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
 from scrapy_robots.cache import RobotsEntry, SqliteRobotsStorage, pack, unpack
-from scrapy_robots.cache.entry import entry_from_record, record_of
+from scrapy_robots.cache.entry import RECORD_FIELDS, entry_from_record, record_of
 from scrapy_robots.policy import Action
 
 WITHOUT_PACKAGE = {"ROBOTSTXT_OBEY": False, "DOWNLOADER_MIDDLEWARES": {}}
@@ -520,8 +520,8 @@ def test_a_record_of_an_earlier_version_still_loads():
     assert old.content_type is None and old.status == 200 and old.body == entry.body
     # The packed form (memory storage) of an entry without the field, too.
     record, _, packed_body = pack(entry).partition(b"\0")
-    # (content_type, and schedule_end after it: the fields a version before #22 lacks)
-    shorter = json.dumps(json.loads(record)[:-2]).encode() + b"\0" + packed_body
+    # (content_type and every field after it: the fields a version before #22 lacks)
+    shorter = json.dumps(json.loads(record)[: RECORD_FIELDS.index("content_type")]).encode() + b"\0" + packed_body
     assert unpack(shorter).content_type is None and unpack(shorter).body == entry.body
     with pytest.raises(ValueError):
         entry_from_record(record_of(entry).replace('"content_type":"text/plain"', '"content_type":5'), None)

@@ -144,6 +144,12 @@ class _OneArgumentParser(_Parser):
         ("ROBOTSTXT_USAGE_MODE", "warn", "ROBOTSTXT_USAGE_MODE must be 'deny' or 'tag', not 'warn'"),
         ("ROBOTSTXT_RFC9309_PRECEDENCE", "foo", "ROBOTSTXT_RFC9309_PRECEDENCE = 'foo' is not valid"),
         ("ROBOTSTXT_EXCLUDED_DOMAINS", '["a.com", 5]', "ROBOTSTXT_EXCLUDED_DOMAINS: 5 is not a domain name"),
+        # The compliance record's (#34), checked with the record off too.
+        ("ROBOTSTXT_RECORD", 5, "ROBOTSTXT_RECORD must be a folder path, not 5"),
+        ("ROBOTSTXT_RECORD", "/dev/null/record", "ROBOTSTXT_RECORD = '/dev/null/record': the folder cannot be made"),
+        ("ROBOTSTXT_RECORD_FORMAT", "xml", "ROBOTSTXT_RECORD_FORMAT must be one of 'warc', 'jsonl', not 'xml'"),
+        ("ROBOTSTXT_RECORD_FLUSH_INTERVAL", "soon", "ROBOTSTXT_RECORD_FLUSH_INTERVAL must be a number"),
+        ("ROBOTSTXT_RECORD_BATCH", 0.5, "ROBOTSTXT_RECORD_BATCH must be a finite whole number >= 1, not 0.5"),
     ],
 )
 def test_a_bad_setting_fails_at_startup_naming_it(name, value, message):

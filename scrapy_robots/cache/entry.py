@@ -49,6 +49,11 @@ class RobotsEntry:
     #: ``schedule_ends``), kept so that a Retry-After that lengthened one attempt does not
     #: push the bound later; None out of an unreachable streak, or in an older record
     schedule_end: float | None = None
+    #: the SHA-256 (hex) of the policy file version that governs the site now, and when
+    #: that version was fetched (a stale copy kept in use keeps its own): set when the
+    #: compliance record is on (scrapy_robots.record), None otherwise or in an older record
+    version: str | None = None
+    version_fetched_at: float | None = None
     #: the UTF-8 body the rules come from (``action`` parse): what a storage keeps
     body: bytes | None = field(default=None, repr=False, compare=False)
     #: built from ``body`` by this crawler's ROBOTSTXT_PARSER, when it cannot answer
@@ -87,10 +92,12 @@ RECORD_FIELDS = (
     "retry_after",
     "content_type",
     "schedule_end",
+    "version",
+    "version_fetched_at",
 )
 #: The fields of ``RECORD_FIELDS`` that records written by earlier versions lack: read
 #: as their default (always the last ones, in ``pack``'s list too).
-LATER_FIELDS = ("retry_after", "content_type", "schedule_end")
+LATER_FIELDS = ("retry_after", "content_type", "schedule_end", "version", "version_fetched_at")
 _REQUIRED = RECORD_FIELDS[: -len(LATER_FIELDS)]
 
 
@@ -120,7 +127,9 @@ def entry_from_record(record: str | bytes, body: bytes | None) -> RobotsEntry:
 def _check_later_fields(entry: RobotsEntry) -> None:
     if entry.content_type is not None and not isinstance(entry.content_type, str):
         raise TypeError("content_type is not text")
-    for name in ("retry_after", "schedule_end"):
+    if entry.version is not None and not isinstance(entry.version, str):
+        raise TypeError("version is not text")
+    for name in ("retry_after", "schedule_end", "version_fetched_at"):
         value = getattr(entry, name)
         if value is not None and not isinstance(value, (int, float)):
             raise TypeError(f"{name} is not a number")

@@ -58,6 +58,20 @@ def add_robots_options(parser: argparse.ArgumentParser) -> None:
         "rel=nofollow); a denied URL is not fetched. With --file too, the page comes from the network. The exit "
         "status stays robots.txt's",
     )
+    group.add_argument(
+        "--record",
+        metavar="DIR",
+        action="append",
+        help="answer from this compliance record folder (ROBOTSTXT_RECORD; repeat it for a fleet's), without the "
+        "network: the robots.txt version that applied at --at and whether it allows each URL; no URL: a summary "
+        "per site",
+    )
+    group.add_argument(
+        "--at",
+        metavar="TIME",
+        help="with --record: the time to answer for, seconds since the epoch or ISO 8601 (UTC unless given; "
+        "default: now)",
+    )
     group.add_argument("--brief", action="store_true", help="one line per URL: the verdict and what decided")
     group.add_argument("--json", action="store_true", help="print one JSON object per URL (JSON lines)")
     group.add_argument(

@@ -120,6 +120,15 @@ class Command(ScrapyCommand):
                     "directives; give one of them",
                     print_help=False,
                 )
+        if opts.at and not opts.record:
+            raise UsageError("--at answers from a compliance record: give --record DIR too", print_help=False)
+        for other in ("file", "compare", "lint", "strict", "page", "usage", "spider", "brief"):
+            if opts.record and getattr(opts, other):
+                raise UsageError(
+                    f"--record and --{other} cannot be combined: --record answers from the record alone (its "
+                    "versions, the URLs' verdicts, the recorded decisions); give one of them",
+                    print_help=False,
+                )
         super().process_options(args, opts)
         self.problem: str | None = None
         self.body: bytes | None = None
@@ -155,6 +164,7 @@ class Command(ScrapyCommand):
         # spider state, robots.txt cache), not into a shared cache.
         self._unless_given("JOBDIR", None)
         self._unless_given("ROBOTSTXT_CACHE_STORAGE", MEMORY_STORAGE)
+        self._unless_given("ROBOTSTXT_RECORD", None)  # nor a line into the crawl's compliance record
         try:
             self.middleware = choose_middleware(settings, self.notes)
         except ValueError as exc:  # ROBOTSTXT_OBEY neither true nor false
@@ -230,6 +240,12 @@ class Command(ScrapyCommand):
             self.settings.set(name, value, priority="cmdline")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if opts.record and self.problem is None:  # from a compliance record, no crawl
+            from scrapy_robots.commands import record
+
+            assert self.settings is not None
+            self.exitcode = record.run(opts, [*args, *self.urls], self.settings)
+            return
         if self.problem is None and opts.spider:
             self._apply_spider(opts.spider)
         if self.problem is None:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Final
 from scrapy_robots.cache import RobotsEntry
 from scrapy_robots.decision import decide, worth_waiting
 from scrapy_robots.policy import NETWORK, Action, StatusPolicy
+from scrapy_robots.record.version import TDMREP_JSON
 from scrapy_robots.tdmrep.answer import FILE, HEADER, META, Answer
 from scrapy_robots.tdmrep.file import TOO_LARGE, TdmRepError, TdmRepFile, parse_tdmrep
 from scrapy_robots.usage import ALLOW, DENY, Preference
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from scrapy_robots.cache import RobotsStorage
     from scrapy_robots.config import RobotsConfig
     from scrapy_robots.fetch import FetchResult, RobotsFetcher
+    from scrapy_robots.record.crawl import ComplianceRecord
     from scrapy_robots.waiting import WaitingRoom
 
 logger = logging.getLogger(__name__)
@@ -87,6 +89,7 @@ class TdmRepBook:
         storage: RobotsStorage,
         fetcher: RobotsFetcher,
         room: WaitingRoom,
+        record: ComplianceRecord | None = None,
     ):
         self.crawler = crawler
         self.stats = crawler.stats
@@ -94,6 +97,7 @@ class TdmRepBook:
         self.storage = storage
         self.fetcher = fetcher
         self.room = room
+        self.record = record  # the compliance record (ROBOTSTXT_RECORD), told of each fetch
         self.started = time.time()
         # The files of the sites crawled now, parsed (entry.rules is the TdmRepFile).
         self.hot: OrderedDict[str, RobotsEntry] = OrderedDict()
@@ -178,6 +182,8 @@ class TdmRepBook:
             raise CrawlClosing(site, "tdmrep.json being fetched")
         result.site = tdmrep_key(site)
         decision = decide(result, previous, time.time(), self.config)
+        if self.record is not None:
+            self.record.fetched(TDMREP_JSON, site, result, decision)
         entry = decision.entry
         status = result.response.status if result.response is not None else "network"
         self.stats.inc_value(f"robotstxt/tdmrep/status/{status}")

@@ -1,0 +1,177 @@
+"""``scrapy robots --record DIR``: the answers from a compliance record, without the network.
+
+For each URL: the version of its site's robots.txt that applied at ``--at`` (the last
+download before it), whether that version allows the URL (and which line decides: read
+from the recorded body by our RFC 9309 parser, with the project's ROBOTSTXT_RFC9309_*
+options), and the decisions the crawl recorded for the URL. With no URL: a summary per
+site (versions, denials by reason, reservations). Exit status as for the other answers:
+0 all allowed, 1 some denied, 2 an error (no record, no version known at that time).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from scrapy_robots.commands.output import EXIT_ALLOWED, EXIT_DENIED, EXIT_ERROR
+from scrapy_robots.config import rfc9309_options
+from scrapy_robots.record.reader import Record
+from scrapy_robots.useragent import default_user_agent
+
+if TYPE_CHECKING:
+    import argparse
+
+    from scrapy.settings import BaseSettings
+
+    from scrapy_robots.record.reader import Version
+
+
+def parse_time(value: str | None) -> float:
+    """``--at``: seconds since the epoch, or an ISO 8601 date and time (UTC unless it says)."""
+    if not value:
+        return time.time()
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        hint = "give seconds since the epoch or an ISO 8601 time (2025-06-01T12:00Z)"
+        raise ValueError(f"--at {value!r}: {hint}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def utc(timestamp: float | None) -> str:
+    if timestamp is None:
+        return "?"
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
+
+
+def site_of(url: str) -> str:
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.scheme}://{parts.hostname}:{port}"
+
+
+def answer(record: Record, url: str, at: float, agent: str | None, settings: BaseSettings) -> dict[str, Any]:
+    """``agent``: --user-agent; None: the agent the crawl obeyed as at the site (its last
+    decision there before ``at``), else the project's (ROBOTSTXT_USER_AGENT, USER_AGENT)."""
+    site = site_of(url)
+    if agent is None:
+        agent = record.agent_at(site, at) or default_user_agent(settings)
+    version = record.version_at(site, at)
+    result: dict[str, Any] = {"url": url, "at": utc(at), "site": site, "agent": agent}
+    if version is None:
+        result["error"] = f"the record holds no robots.txt of {site} fetched before {utc(at)}"
+        return result
+    governs = version.governs or version.sha256
+    result["robots_txt"] = {
+        "sha256": governs,
+        "fetched_at": utc(version.fetched_at),
+        "url": version.url,
+        "status": version.status,
+        "action": version.action,
+        "size": version.size,
+        "expires_at": utc(version.expires_at),
+        "record": version.source,
+    }
+    if governs != version.sha256:
+        result["robots_txt"]["note"] = (
+            f"unreachable at that download ({version.error or f'HTTP {version.status}'}): the copy before it was kept"
+        )
+    result["allowed"], result["decided_by"] = _allowed(record, version, governs, url, agent, settings)
+    result["recorded"] = [
+        {"t": utc(row["t"]), "allowed": row["allowed"], "robots": row["robots"], "by": row["by"]}
+        for row in record.decisions_for(url)
+    ]
+    return result
+
+
+def _allowed(
+    record: Record, version: Version, governs: str, url: str, agent: str, settings: BaseSettings
+) -> tuple[bool, str]:
+    action = version.action
+    outcome = f"HTTP {version.status}" if version.status is not None else version.error
+    if action in ("allow", "deny", "unreachable", "excluded") and governs == version.sha256:
+        return action == "allow", f"status policy: {outcome} -> {action}"
+    body = record.body_of(governs)
+    if body is None:
+        return False, f"the record lacks the body of version {governs[:12]}"
+    from scrapy_robots.parsers.rfc9309 import RFC9309Parser
+
+    explanation = RFC9309Parser(body, agent, options=rfc9309_options(settings)).explain(url)
+    return explanation.allowed, explanation.reason
+
+
+def run(opts: argparse.Namespace, urls: list[str], settings: BaseSettings) -> int:
+    try:
+        at = parse_time(opts.at)
+        record = Record(opts.record)
+    except ValueError as exc:
+        print(f"scrapy robots: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    if not record.files:
+        print(f"scrapy robots: error: no record files in {', '.join(opts.record)}", file=sys.stderr)
+        return EXIT_ERROR
+    if not urls:
+        _summary(record, opts.json)
+        return EXIT_ALLOWED
+    agent = opts.user_agent[0] if opts.user_agent else None
+    results = [answer(record, url, at, agent, settings) for url in urls]
+    for result in results:
+        print(json.dumps(result) if opts.json else _text(result))
+    if any("error" in result for result in results):
+        return EXIT_ERROR
+    return EXIT_ALLOWED if all(result["allowed"] for result in results) else EXIT_DENIED
+
+
+def _text(result: dict[str, Any]) -> str:
+    if "error" in result:
+        return f"{result['url']}: error: {result['error']}"
+    robots = result["robots_txt"]
+    lines = [
+        f"{result['url']}: {'allowed' if result['allowed'] else 'denied'} at {result['at']} (as {result['agent']})",
+        f"  robots.txt: sha256 {robots['sha256']}, fetched {robots['fetched_at']} from {robots['url']} "
+        f"(HTTP {robots['status']} -> {robots['action']}, {robots['size']} bytes; record {robots['record']})",
+    ]
+    if "note" in robots:
+        lines.append(f"  note: {robots['note']}")
+    lines.append(f"  decided by: {result['decided_by']}")
+    for row in result["recorded"]:
+        lines.append(
+            f"  recorded: {row['t']} {'allowed' if row['allowed'] else 'denied'} by {(row['robots'] or '?')[:12]}: "
+            f"{row['by']}"
+        )
+    return "\n".join(lines)
+
+
+def _summary(record: Record, as_json: bool) -> None:
+    for site in record.summary():
+        data = {
+            "site": site.site,
+            "versions": sorted(site.versions),
+            "fetches": site.fetches,
+            "outcomes": dict(site.actions),
+            "allowed": site.allowed,
+            "denied": dict(site.denied),
+            "tdmrep": sorted(site.tdmrep),
+            "reservations": dict(site.reservations),
+        }
+        if as_json:
+            print(json.dumps(data))
+            continue
+        denied = ", ".join(f"{n} {reason}" for reason, n in sorted(site.denied.items())) or "none"
+        reserved = ", ".join(f"{n} {what}" for what, n in sorted(site.reservations.items())) or "none"
+        outcomes = ", ".join(f"{n} {action}" for action, n in sorted(site.actions.items())) or "none"
+        print(
+            f"{site.site}: {len(site.versions)} robots.txt version(s) in {site.fetches} fetch(es) ({outcomes}); "
+            f"{site.allowed} allowed, denied: {denied}; reservations: {reserved}"
+            + (f"; tdmrep.json: {', '.join(sorted(site.tdmrep))}" if site.tdmrep else "")
+        )

@@ -1,0 +1,214 @@
+"""The compliance record in a crawl: the middleware's two calls, the buffer, the timer.
+
+:func:`compliance_record` builds a :class:`ComplianceRecord` when ``ROBOTSTXT_RECORD``
+names a folder, None otherwise (then nothing here runs: one ``is None`` per call site).
+:meth:`~ComplianceRecord.fetched` is called once per policy file download (sites.py,
+tdmrep/crawl.py), :meth:`~ComplianceRecord.decided` once per verdict (middleware.py).
+Both only append to a list; the list is written (writer.py) every
+``ROBOTSTXT_RECORD_FLUSH_INTERVAL`` seconds, as soon as it holds ``ROBOTSTXT_RECORD_BATCH``
+decisions (on the next turn of the reactor, not in the request's frame), and when the
+spider closes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.utils.reactor import CallLaterOnce
+from twisted.internet.task import LoopingCall
+
+from scrapy_robots._settings import choice, number
+from scrapy_robots.policy import Action
+from scrapy_robots.record import META_KEY
+from scrapy_robots.record.version import ROBOTS_TXT, PolicyVersion, response_headers, sha256_of
+from scrapy_robots.record.writer import FORMATS, RecordWriter
+from scrapy_robots.usage import META_KEY as USAGE_META_KEY
+from scrapy_robots.useragent import product_token
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request
+
+    from scrapy_robots.cache import RobotsEntry
+    from scrapy_robots.config import RobotsConfig
+    from scrapy_robots.decision import Decision
+    from scrapy_robots.fetch import FetchResult
+    from scrapy_robots.verdict import Verdict
+
+logger = logging.getLogger(__name__)
+
+TDM_META_KEY = "robotstxt_tdmrep"  # tdmrep.crawl.META_KEY, not imported: verdict.py imports us
+
+
+@dataclass(frozen=True)
+class RecordConfig:
+    folder: str
+    format: str
+    flush_interval: float
+    batch: int
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> RecordConfig | None:
+        # Each checked whatever else is set: a typo fails now, not when the record is turned on.
+        format = choice(settings, "ROBOTSTXT_RECORD_FORMAT", FORMATS)
+        flush_interval = number(settings, "ROBOTSTXT_RECORD_FLUSH_INTERVAL", 5.0, float, minimum=0.01)
+        batch = number(settings, "ROBOTSTXT_RECORD_BATCH", 10_000, int, minimum=1)
+        folder = settings.get("ROBOTSTXT_RECORD")
+        if folder is None or folder == "" or folder is False:
+            return None
+        if not isinstance(folder, str):
+            raise ValueError(f"ROBOTSTXT_RECORD must be a folder path, not {folder!r}")
+        if format == "warc":
+            from scrapy_robots.record.warc import check_warcio
+
+            check_warcio()
+        return cls(folder=folder, format=format, flush_interval=flush_interval, batch=batch)
+
+
+def compliance_record(crawler: Crawler, config: RobotsConfig) -> ComplianceRecord | None:
+    record = RecordConfig.from_settings(crawler.settings)
+    return None if record is None else ComplianceRecord(crawler, config, record)
+
+
+class ComplianceRecord:
+    def __init__(self, crawler: Crawler, config: RobotsConfig, record: RecordConfig):
+        from scrapy_robots import __version__
+
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.config = config
+        self.record = record
+        try:
+            self.writer = RecordWriter(record.folder, record.format, software=f"scrapy-robots/{__version__}")
+        except OSError as exc:
+            raise ValueError(f"ROBOTSTXT_RECORD = {record.folder!r}: the folder cannot be made: {exc}") from None
+        self.versions: list[PolicyVersion] = []
+        self.decisions: list[tuple[Any, ...]] = []
+        self._soon = CallLaterOnce(self.flush)
+        self._tokens: dict[Any, str] = {}
+        self._timer = LoopingCall(self.flush)
+        crawler.signals.connect(self._opened, signal=signals.spider_opened)
+        crawler.signals.connect(self._closed, signal=signals.spider_closed)
+        logger.info(
+            "Compliance record: %(folder)s/%(name)s.* (%(format)s)",
+            {"folder": record.folder, "name": self.writer.name, "format": record.format},
+        )
+
+    def fetched(self, file: str, site: str, result: FetchResult, decision: Decision) -> None:
+        """A download of ``site``'s ``file`` became ``decision.entry``: the entry learns the
+        version that governs it (the body's hash, or a stale copy's), the record the version."""
+        entry = decision.entry
+        body = result.body
+        sha = sha256_of(body)
+        if not decision.stale:
+            entry.version, entry.version_fetched_at = sha, entry.fetched_at
+        response = result.response
+        request = response.request if response is not None else None
+        self.versions.append(
+            PolicyVersion(
+                file=file,
+                site=site,
+                url=result.url,
+                requested_url=result.requested_url,
+                fetched_at=entry.fetched_at,
+                expires_at=entry.expires_at,
+                status=None if response is None else response.status,
+                action=entry.action.value,
+                size=len(body),
+                sha256=sha,
+                governs=entry.version,
+                truncated=result.truncated,
+                error=entry.error,
+                parser=self.config.parser_name if file == ROBOTS_TXT else "",
+                body=body,
+                headers=response_headers(None if response is None else response.headers),
+                request_headers=response_headers(None if request is None else request.headers),
+            )
+        )
+        self.stats.inc_value(f"robotstxt/record/versions/{'robots' if file == ROBOTS_TXT else 'tdmrep'}")
+
+    def decided(self, entry: RobotsEntry, request: Request, answer: Verdict, tdm: RobotsEntry | None) -> None:
+        """A verdict given: kept for the next batch; an allowed request carries its version."""
+        meta = request.meta
+        if entry.version is not None:
+            meta[META_KEY] = {"sha256": entry.version, "fetched_at": entry.version_fetched_at, "url": entry.url}
+        agent = self.config.user_agent or request.headers.get(b"User-Agent") or self.config.default_user_agent
+        self.decisions.append(
+            (time.time(), request.url, entry, answer, agent, tdm, meta.get(USAGE_META_KEY), meta.get(TDM_META_KEY))
+        )
+        if len(self.decisions) >= self.record.batch:
+            self._soon.schedule()  # once, whatever the requests decided before it runs
+
+    def flush(self) -> None:
+        versions, self.versions = self.versions, []
+        decisions, self.decisions = self.decisions, []
+        if not versions and not decisions:
+            return
+        try:
+            self.writer.write(versions, map(self._row, decisions))
+        except OSError as exc:
+            self.stats.inc_value("robotstxt/record/errors")
+            logger.error(
+                "Compliance record: %(n)d version(s) and %(d)d decision(s) not written to %(folder)s: %(error)s",
+                {"n": len(versions), "d": len(decisions), "folder": self.record.folder, "error": exc},
+            )
+            return
+        self.stats.inc_value("robotstxt/record/decisions", len(decisions))
+        self.stats.inc_value("robotstxt/record/batches")
+
+    def _row(self, decision: tuple[Any, ...]) -> dict[str, Any]:
+        at, url, entry, answer, agent, tdm, usage, tdm_answer = decision
+        token = self._tokens.get(agent)
+        if token is None:
+            token = self._tokens[agent] = product_token(agent)
+        action = entry.action
+        row: dict[str, Any] = {
+            "t": at,
+            "url": url,
+            "site": entry.site,
+            "agent": token,
+            "allowed": answer.allowed,
+            "robots": entry.version,
+            "robots_fetched_at": entry.version_fetched_at,
+            "action": action.value,
+            # The line that decided is read from the version's body when asked (scrapy robots
+            # --record): the hot tier keeps compiled rules, not lines.
+            "by": answer.reason if answer.reason else _policy(entry),
+            "reason": answer.stat.rpartition("robotstxt/")[2] or ("allowed" if answer.allowed else "denied"),
+            "delay": entry.delay.applied if entry.delay is not None and action is Action.PARSE else None,
+        }
+        if tdm is not None:
+            row["tdmrep"] = tdm.version
+        if usage:
+            row["usage"] = usage
+        if tdm_answer:
+            row["tdm"] = tdm_answer
+        if answer.usage is not None:
+            pref = answer.usage
+            row["usage_denied"] = {"purpose": pref.purpose, "source": pref.source, "text": pref.text, "line": pref.line}
+        return row
+
+    def _opened(self) -> None:
+        self._timer.start(self.record.flush_interval, now=False)
+
+    def _closed(self) -> None:
+        if self._timer.running:
+            self._timer.stop()
+        self._soon.cancel()
+        self.flush()
+        self.writer.close()
+
+
+def _policy(entry: RobotsEntry) -> str:
+    """What decided for every URL of the site, when no line did (or the rules did: said as such)."""
+    action = entry.action
+    if action is Action.PARSE:
+        return f"{ROBOTS_TXT} rules"
+    if action is Action.EXCLUDED:
+        return "ROBOTSTXT_EXCLUDED_DOMAINS"
+    outcome = f"HTTP {entry.status}" if entry.status is not None else (entry.error or "no response")
+    return f"status policy: {outcome} -> {action.value}"

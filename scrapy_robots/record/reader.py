@@ -1,0 +1,142 @@
+"""A record folder read back (or several: a fleet's crawlers each wrote their own files),
+without the network: which version of a site's policy file applied at a time, what was
+decided, and a per-site summary."""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy_robots.record import jsonl, warc
+from scrapy_robots.record.version import ROBOTS_TXT, TDMREP_JSON
+from scrapy_robots.record.writer import DECISIONS
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+
+@dataclass
+class Version:
+    """One download of a policy file, as recorded (``fields``: PolicyVersion.fields())."""
+
+    fields: dict[str, Any]
+    body: bytes | None
+    source: str  #: the record file it was read from
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.fields[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+@dataclass
+class SiteSummary:
+    site: str
+    versions: set[str] = field(default_factory=set)  #: distinct robots.txt bodies (SHA-256)
+    fetches: int = 0
+    actions: Counter[str] = field(default_factory=Counter)
+    allowed: int = 0
+    denied: Counter[str] = field(default_factory=Counter)  #: denials by reason
+    tdmrep: set[str] = field(default_factory=set)  #: tdmrep.json outcomes (parse, allow, ...)
+    reservations: Counter[str] = field(default_factory=Counter)  #: purpose: requests denied by a reservation
+
+
+class Record:
+    def __init__(self, folders: Iterable[str | Path]):
+        self.versions: dict[tuple[str, str], list[Version]] = defaultdict(list)
+        self.bodies: dict[str, bytes] = {}
+        self.decisions: list[dict[str, Any]] = []
+        self.files = 0
+        for folder in map(Path, folders):
+            if not folder.is_dir():
+                raise ValueError(f"{folder}: no such record folder")
+            for path in sorted(folder.iterdir()):
+                self._read(path, folder)
+        seen: set[tuple[str, float, str]] = set()
+        for key, versions in self.versions.items():
+            # A fleet's crawlers may hold the same download (a copy of one file read twice): once.
+            unique = []
+            for version in sorted(versions, key=lambda v: v.fetched_at):
+                mark = (key[0] + key[1], version.fetched_at, version.sha256)
+                if mark not in seen:
+                    seen.add(mark)
+                    unique.append(version)
+            self.versions[key] = unique
+        self.decisions.sort(key=lambda row: row["t"])
+
+    def _read(self, path: Path, folder: Path) -> None:
+        name = path.name
+        if name.endswith(warc.SUFFIX):
+            with path.open("rb") as stream:
+                self._add(warc.read_warc(stream), name)
+        elif name.endswith(jsonl.SUFFIX):
+            with path.open(encoding="utf-8") as text:
+                self._add(jsonl.read_jsonl(text, folder), name)
+        elif name.endswith(DECISIONS):
+            with path.open(encoding="utf-8") as text:
+                self.decisions.extend(jsonl.read_lines(text))
+        else:
+            return
+        self.files += 1
+
+    def _add(self, versions: Iterable[tuple[dict[str, Any], bytes | None]], source: str) -> None:
+        for fields, body in versions:
+            if body is not None:
+                self.bodies[fields["sha256"]] = body
+            self.versions[(fields["file"], fields["site"])].append(Version(fields, body, source))
+
+    def sites(self) -> list[str]:
+        return sorted({site for _, site in self.versions} | {row["site"] for row in self.decisions})
+
+    def version_at(self, site: str, at: float, file: str = ROBOTS_TXT) -> Version | None:
+        """The download of ``site``'s ``file`` that governed at ``at``: the last one before it."""
+        versions = self.versions.get((file, site), [])
+        index = bisect.bisect_right([v.fetched_at for v in versions], at)
+        return versions[index - 1] if index else None
+
+    def body_of(self, sha256: str | None) -> bytes | None:
+        return None if sha256 is None else self.bodies.get(sha256)
+
+    def agent_at(self, site: str, at: float) -> str | None:
+        """The product token the crawl obeyed as at ``site``, in its last decision before ``at``."""
+        agent = None
+        for row in self.decisions:
+            if row["t"] > at:
+                break
+            if row["site"] == site:
+                agent = row["agent"]
+        return agent
+
+    def decisions_for(self, url: str) -> list[dict[str, Any]]:
+        return [row for row in self.decisions if row["url"] == url]
+
+    def summary(self) -> list[SiteSummary]:
+        sites: dict[str, SiteSummary] = {}
+
+        def of(site: str) -> SiteSummary:
+            return sites.setdefault(site, SiteSummary(site))
+
+        for (file, site), versions in self.versions.items():
+            summary = of(site)
+            for version in versions:
+                if file == TDMREP_JSON:
+                    summary.tdmrep.add(version.action)
+                    continue
+                summary.fetches += 1
+                summary.actions[version.action] += 1
+                if version.status is not None:
+                    summary.versions.add(version.sha256)
+        for row in self.decisions:
+            summary = of(row["site"])
+            if row["allowed"]:
+                summary.allowed += 1
+                continue
+            summary.denied[row["reason"]] += 1
+            denied = row.get("usage_denied")
+            if denied is not None:
+                summary.reservations[f"{denied['purpose']} ({denied['source']})"] += 1
+        return [sites[site] for site in sorted(sites)]

@@ -1,0 +1,75 @@
+"""One crawler's record files in the record folder, appended in batches.
+
+Each crawler (each run of a crawl, each crawler of a fleet) writes files of its own,
+named ``<UTC start>-<host>-<pid>``: ``.warc.gz`` (or ``.versions.jsonl``) for the policy
+file versions and ``.decisions.jsonl`` for the decisions. Nothing is shared but the
+folder (and, in JSON Lines, the bodies, named by their hash), so no two writers meet.
+Each batch is flushed to the operating system as a whole: a crash loses the batch not
+yet written, never what was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy_robots.record import jsonl, warc
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from scrapy_robots.record.version import PolicyVersion
+
+FORMATS = ("warc", "jsonl")
+DECISIONS = ".decisions.jsonl"
+
+
+def crawler_name() -> str:
+    return f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{socket.gethostname()}-{os.getpid()}"
+
+
+class RecordWriter:
+    def __init__(self, folder: str | Path, format: str = "warc", name: str | None = None, software: str = ""):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.name = name or crawler_name()
+        self.format = format
+        self.software = software
+        self._versions: Any = None
+        self._version_stream: Any = None
+        self._decisions: Any = None
+
+    def write(self, versions: Iterable[PolicyVersion], decisions: Iterable[dict[str, Any]]) -> None:
+        """One batch: the versions, then the decisions (which name them), each file flushed."""
+        versions = list(versions)
+        if versions:
+            writer = self._version_writer()
+            for version in versions:
+                writer.write(version)
+            self._version_stream.flush()
+        lines = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in decisions)
+        if lines:
+            if self._decisions is None:
+                self._decisions = open(self.folder / (self.name + DECISIONS), "a", encoding="utf-8")
+            self._decisions.write(lines)
+            self._decisions.flush()
+
+    def _version_writer(self) -> Any:
+        if self._versions is None:
+            if self.format == "warc":
+                self._version_stream = open(self.folder / (self.name + warc.SUFFIX), "ab")
+                self._versions = warc.WarcVersions(self._version_stream, self.software)
+            else:
+                self._version_stream = open(self.folder / (self.name + jsonl.SUFFIX), "a", encoding="utf-8")
+                self._versions = jsonl.JsonlVersions(self._version_stream, self.folder)
+        return self._versions
+
+    def close(self) -> None:
+        for stream in (self._version_stream, self._decisions):
+            if stream is not None:
+                stream.close()
+        self._versions = self._version_stream = self._decisions = None
