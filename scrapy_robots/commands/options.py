@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scrapy.exceptions import UsageError
+
 from scrapy_robots.commands.query import BACKENDS
 
 if TYPE_CHECKING:
@@ -80,3 +82,29 @@ def add_robots_options(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="colour the verdicts: auto (on a terminal, unless NO_COLOR is set), always, never",
     )
+
+
+def check_combinations(opts: argparse.Namespace) -> None:
+    """UsageError for options that cannot be given together, naming both."""
+    if opts.brief and opts.compare:
+        raise UsageError(
+            "--brief and --compare cannot be combined: --brief prints one line per URL, --compare a table of "
+            "every parser's answers; give one of them",
+            print_help=False,
+        )
+    for other in ("compare", "summary"):
+        if opts.page and getattr(opts, other):
+            raise UsageError(
+                f"--page and --{other} cannot be combined: --{other} prints no per-URL report for the page's "
+                "directives; give one of them",
+                print_help=False,
+            )
+    if opts.at and not opts.record:
+        raise UsageError("--at answers from a compliance record: give --record DIR too", print_help=False)
+    for other in ("file", "compare", "lint", "strict", "page", "usage", "spider", "brief"):
+        if opts.record and getattr(opts, other):
+            raise UsageError(
+                f"--record and --{other} cannot be combined: --record answers from the record alone (its "
+                "versions, the URLs' verdicts, the recorded decisions); give one of them",
+                print_help=False,
+            )

@@ -28,7 +28,7 @@ from scrapy_robots.commands.inputs import (
     usage_option,
     user_agent_option,
 )
-from scrapy_robots.commands.options import add_robots_options
+from scrapy_robots.commands.options import add_robots_options, check_combinations
 from scrapy_robots.commands.output import (
     EXIT_ALLOWED,
     EXIT_ERROR,
@@ -107,28 +107,7 @@ class Command(ScrapyCommand):
         unknown = unknown_options(args, self.known_options)
         if unknown:
             raise UsageError(unknown, print_help=False)
-        if opts.brief and opts.compare:
-            raise UsageError(
-                "--brief and --compare cannot be combined: --brief prints one line per URL, --compare a table of "
-                "every parser's answers; give one of them",
-                print_help=False,
-            )
-        for other in ("compare", "summary"):
-            if opts.page and getattr(opts, other):
-                raise UsageError(
-                    f"--page and --{other} cannot be combined: --{other} prints no per-URL report for the page's "
-                    "directives; give one of them",
-                    print_help=False,
-                )
-        if opts.at and not opts.record:
-            raise UsageError("--at answers from a compliance record: give --record DIR too", print_help=False)
-        for other in ("file", "compare", "lint", "strict", "page", "usage", "spider", "brief"):
-            if opts.record and getattr(opts, other):
-                raise UsageError(
-                    f"--record and --{other} cannot be combined: --record answers from the record alone (its "
-                    "versions, the URLs' verdicts, the recorded decisions); give one of them",
-                    print_help=False,
-                )
+        check_combinations(opts)
         super().process_options(args, opts)
         self.problem: str | None = None
         self.body: bytes | None = None
