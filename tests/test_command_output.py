@@ -253,11 +253,13 @@ def test_usage_says_once_that_response_headers_are_not_checked(robots, tmp_path)
     (tmp_path / "robots.txt").write_text(USAGE_ROBOTS)
     out = robots("--file", "robots.txt", "--usage", "train-ai", "--brief", "/a", "/b")
     note = (
-        "scrapy robots: note: the usage answers (--usage, ROBOTSTXT_USAGE) come from robots.txt alone: a page's "
-        "Content-Usage response header, which a crawl obeys too, is not checked (the command downloads no page)"
+        "scrapy robots: note: the usage answers (--usage, ROBOTSTXT_USAGE) come from the site's files alone "
+        "(robots.txt, and tdmrep.json for an AI purpose): a page's Content-Usage and tdm-reservation headers, "
+        "its tdm-reservation meta tag and its noai directive, which a crawl obeys too, are not checked "
+        "(the command downloads no page)"
     )
     assert out.stderr.count(note) == 1, out.stderr
-    assert "Content-Usage response header" not in robots("--file", "robots.txt", "--brief", "/a").stderr
+    assert "Content-Usage and tdm-reservation headers" not in robots("--file", "robots.txt", "--brief", "/a").stderr
 
 
 def test_summary_lists_the_usage_lines(robots, tmp_path):

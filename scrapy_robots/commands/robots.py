@@ -175,8 +175,9 @@ class Command(ScrapyCommand):
                 settings.set("ROBOTSTXT_USAGE_MODE", "deny", priority="cmdline")
             if UsageConfig.from_settings(settings) is not None:
                 self.notes.append(
-                    "the usage answers (--usage, ROBOTSTXT_USAGE) come from robots.txt alone: a page's "
-                    "Content-Usage response header, which a crawl obeys too, is not checked "
+                    "the usage answers (--usage, ROBOTSTXT_USAGE) come from the site's files alone (robots.txt, "
+                    "and tdmrep.json for an AI purpose): a page's Content-Usage and tdm-reservation headers, its "
+                    "tdm-reservation meta tag and its noai directive, which a crawl obeys too, are not checked "
                     + ("(not even with --page)" if opts.page else "(the command downloads no page)")
                 )
         except ValueError as exc:
