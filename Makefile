@@ -67,8 +67,15 @@ format: $(INSTALLED)
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+# Most tests wait on real clocks (Crawl-delay, Retry-After, a Redis outage), so the suite
+# runs on TEST_WORKERS workers, more than the cores (pytest-xdist); the tests marked slow
+# start first, and the modules tests/conftest.py names (ONE_WORKER) stay on one worker.
+# The ten slowest are printed at the end, to keep the loop watched.
+TEST_WORKERS ?= 6
+PYTEST_PARALLEL = -n $(TEST_WORKERS) --durations=10
+
 test: $(INSTALLED) $(REPPY) $(SCRAPY_TESTS) redis-server lint docs
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_PARALLEL)
 
 # The Scrapy versions setup.cfg allows, beyond the newest that `make test` runs: the
 # oldest with the oldest dependencies tox.ini pins, and one in the middle. Each gets a

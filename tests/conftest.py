@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,39 @@ def _corpus_dir() -> Path | None:
 
 
 CORPUS_DIR = _corpus_dir()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # `make test` spreads the suite over workers (pytest-xdist), handing out tests in this
+    # order: the tests that wait longest go first, so that none of them starts when the
+    # other workers are nearly done and holds the whole run for its length.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+#: Test modules whose tests share what a test cannot have twice at once; under pytest-xdist
+#: one worker runs each of them, its tests in order.
+ONE_WORKER = {
+    "tests/test_demo.py": "the demo sites listen on a fixed port (examples/demo_site.py)",
+    "tests/test_fresh_install.py": "one virtualenv for the module (a module fixture), built once",
+}
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    # xdist's own grouping (--dist loadgroup, the xdist_group mark) renames test ids, which
+    # pytest 9.2 no longer reads: the groups here are named by module instead.
+    if config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        """Each test a work unit of its own, but the modules of ONE_WORKER whole; units
+        handed out in collection order, two ahead per worker."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in ONE_WORKER else nodeid
+
+    return Scheduling(config, log)
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ def free_port() -> int:
 class RedisServer:
     def __init__(self, port: int | None = None):
         self.port = port or free_port()
+        self.chosen = port is not None  #: False until a server answered on free_port()'s port
         self.process: subprocess.Popen[bytes] | None = None
         self.dir = tempfile.mkdtemp(prefix="scrapy-robots-redis-")
 
@@ -30,8 +31,14 @@ class RedisServer:
         self.spawn()
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            if self.ping():
+            if self.ping() and self._is_ours():
+                self.chosen = True  # clients know this port now: a restart keeps it
                 return self
+            if self.process is not None and self.process.poll() is not None and not self.chosen:
+                # The free port was taken between free_port() and the bind (another test
+                # worker's server or site): take another. A restart keeps its port.
+                self.port = free_port()
+                self.spawn()
             time.sleep(0.05)
         raise RuntimeError(f"redis-server did not start on port {self.port}")
 
@@ -68,6 +75,23 @@ class RedisServer:
                 return sock.recv(16).startswith(b"+PONG")
         except OSError:
             return False
+
+    def _is_ours(self) -> bool:
+        """The server answering on the port is the process started here, not another
+        test worker's that took the port first."""
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                sock.sendall(b"INFO server\r\n")
+                answer = b""
+                while b"process_id:" not in answer or not answer.endswith(b"\r\n"):
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        break
+                    answer += chunk
+        except OSError:
+            return False
+        pid = answer.split(b"process_id:", 1)[-1].split(b"\r\n", 1)[0]
+        return self.process is not None and pid == str(self.process.pid).encode()
 
     def stop(self) -> None:
         if self.process is not None:

@@ -24,6 +24,7 @@ def limited_site(serve, limiter: RateLimited) -> SiteServer:
     return site
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backoff", [True, False], ids=["ours", "off"])
 @pytest_twisted.ensureDeferred
 async def test_a_429_pauses_the_site_for_the_time_asked_and_every_page_comes(serve, caplog, backoff):
@@ -60,6 +61,7 @@ def _in_seconds(seconds: float) -> str:
     return formatdate(math.ceil(time.time() + seconds), usegmt=True)
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_a_503_with_an_http_date_pauses_and_one_without_the_header_does_not(serve):
     # A 503 whose Retry-After is an HTTP date 2 s ahead: paused. The site's other 503s
@@ -138,6 +140,7 @@ async def test_after_the_pause_the_site_is_paced_slower_then_comes_back_graduall
     assert min(gaps) >= 0.19  # never below DOWNLOAD_DELAY
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_a_jobdir_crawl_stopped_twice_during_a_pause_resumes_with_the_pause_in_force(serve, tmp_path):
     # The site asks 6 s after its second page. The crawl is stopped with Ctrl-C during the

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +49,7 @@ def test_redis_fault_helpers_kill_pause_resume_restart_flushall():
         server.stop()
 
 
+@pytest.mark.slow
 def test_quick_redis_kill_run_prints_its_windows_and_the_anchor():
     run = subprocess.run(
         [sys.executable, "bench/fleet_faults.py", "--quick", "--scenario", "redis-kill"],

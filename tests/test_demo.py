@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The demo sites listen on a fixed port: under `make test`'s workers the two demos run on
+# one worker, one after the other (tests/conftest.py, ONE_WORKER).
+pytestmark = pytest.mark.slow
 
 
 def make_demo(*args: str) -> str:

@@ -4,6 +4,7 @@ the requests counted at the site."""
 
 from __future__ import annotations
 
+import pytest
 import pytest_twisted
 from fleet import start_crawler
 from servers import RateLimited, body
@@ -25,6 +26,7 @@ def sleep(seconds: float):
     return deferLater(reactor, seconds, lambda: None)
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_one_crawlers_429_pauses_the_site_for_the_whole_fleet(serve, redis):
     # The site allows 3 requests a second, then asks 6 s. One crawler meets it first; two
@@ -55,6 +57,7 @@ async def test_one_crawlers_429_pauses_the_site_for_the_whole_fleet(serve, redis
     assert len(quiet.page_hits()) == 6
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_after_a_pause_the_fleet_comes_back_to_its_pace_in_steps(serve, redis):
     # Three crawlers at once; the site asks 2 s once. After it, the fleet paces the site at

@@ -89,6 +89,7 @@ def link_lines(caplog) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_outages_move_the_backoff_one_rung_and_calls_resume_within_two_seconds(redis, caplog):
     caplog.set_level(logging.WARNING, logger="scrapy_robots.fleet.link")
@@ -236,6 +237,7 @@ def gaps_from(times: list[float], start: float, end: float) -> list[float]:
     return [b - a for a, b in zip(times, times[1:]) if start <= a < end]
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_the_fleet_pace_is_back_within_two_seconds_of_redis_answering(serve, redis):
     delay, pages = 0.3, 60

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 import pytest_twisted
 from fleet import start_crawler
 from servers import body, drip, hang
@@ -62,6 +63,7 @@ def started(handle) -> bool:
     return b"Spider opened" in handle.output
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_a_killed_holder_is_taken_over_once_within_seconds_twice(serve, redis):
     """Two takeovers in sequence: the crawler fetching a site's robots.txt is killed

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pickle
 import time
 
+import pytest
 import pytest_twisted
 from fleet import start_crawler
 from servers import SiteServer, body
@@ -67,6 +68,7 @@ async def finished(handles) -> list[dict]:
     return results
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_sites_on_ports_of_one_host_share_one_pace_across_the_fleet(serve, redis):
     # Two sites on one host name: one downloader slot for Scrapy, one pace for the fleet,
@@ -104,6 +106,7 @@ async def crawl_with_faults(serve, redis, fault, recover, *, crawlers=3, delay=0
     return sites, windows, results
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_redis_outage_the_fleet_keeps_its_pace(serve, redis):
     async def stop():
@@ -125,6 +128,7 @@ async def test_redis_outage_the_fleet_keeps_its_pace(serve, redis):
     assert all(r["stats"].get("robotstxt/fleet/outage_paced", 0) > 0 for r in results), [r["stats"] for r in results]
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_flushall_mid_crawl_keeps_the_pace(serve, redis):
     async def flush():
