@@ -102,7 +102,7 @@ compat: .venv-compat-oldest/.deps .venv-compat-middle/.deps redis-server
 	  rm -rf build scrapy_robots.egg-info; \
 	  (cd / && $(CURDIR)/.venv-compat-$$v/bin/python -c 'import scrapy, twisted, scrapy_robots; \
 	    print("== Scrapy", scrapy.__version__, "Twisted", twisted.__version__, "scrapy_robots from", scrapy_robots.__file__)'); \
-	  .venv-compat-$$v/bin/pytest -q -k "not stock" $(COMPAT_TESTS) || exit 1; \
+	  .venv-compat-$$v/bin/pytest -q $(PYTEST_PARALLEL) -k "not stock" $(COMPAT_TESTS) || exit 1; \
 	done
 
 typecheck: $(INSTALLED)

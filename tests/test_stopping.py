@@ -145,7 +145,13 @@ async def test_ctrl_c_with_jobdir_then_resume_fetches_every_allowed_page_once(se
     healthy, slow, down = start_mixed_sites(serve)
     sites = healthy + slow + down
     urls = urls_of(sites)
-    settings = {**SETTINGS, "DOWNLOADER_MIDDLEWARES": OURS, "JOBDIR": str(tmp_path / "job")}
+    # The job keeps the 503 sites' next attempt: the resume waits for it (30 s by default).
+    settings = {
+        **SETTINGS,
+        "DOWNLOADER_MIDDLEWARES": OURS,
+        "JOBDIR": str(tmp_path / "job"),
+        "ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 5,
+    }
     handle = run_spider(urls, tmp_path, **settings)
     sent = await interrupt_while_waiting(handle, healthy, slow + down)
     first = await ended(handle, timeout=10)  # twice the bound asserted below
@@ -170,7 +176,16 @@ async def test_three_ctrl_c_pauses_with_sites_still_failing_then_a_resume_fetche
     sites = healthy + slow + down
     urls = urls_of(sites)
     waiting_urls = set(urls_of(slow + down))
-    settings = {**SETTINGS, "DOWNLOADER_MIDDLEWARES": OURS, "JOBDIR": str(tmp_path / "job")}
+    # The 503 sites are tried again every few seconds through the runs (their requests wait
+    # through every failure), and the resume waits for their next attempt, not for 30 s.
+    settings = {
+        **SETTINGS,
+        "DOWNLOADER_MIDDLEWARES": OURS,
+        "JOBDIR": str(tmp_path / "job"),
+        "ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 2,
+        "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY": 4,
+        "ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 20,
+    }
     for pause in range(3):
         asked = [site.robots_hits() for site in slow]
         handle = run_spider(urls, tmp_path, **settings)

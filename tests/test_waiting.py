@@ -193,10 +193,11 @@ class SharedSlotSpider(RecordingSpider):
 @pytest_twisted.ensureDeferred
 async def test_a_shared_slot_keeps_the_largest_crawl_delay(serve):
     paced = serve(body("User-agent: *\nCrawl-delay: 0.5\n"))
-    # The free site's robots.txt comes last (34 bytes, 0.01 s apart): its decision (no
-    # delay) is the one that reset the shared slot's floor. Decided first, its pages
-    # would rightly go at once, before the paced site's delay is known.
-    free = serve(drip(ROBOTS.encode(), 0.01))
+    # The free site's robots.txt comes last (33 bytes, 0.03 s apart: about a second, so
+    # that it comes last on a loaded machine too): its decision (no delay) is the one that
+    # reset the shared slot's floor. Decided first, its pages would rightly go at once,
+    # before the paced site's delay is known.
+    free = serve(drip(ROBOTS.encode(), 0.03))
     urls = [url for i in range(4) for url in (f"{paced.url}/a{i}", f"{free.url}/b{i}")]
     await crawl(urls, spider_cls=SharedSlotSpider, DOWNLOAD_DELAY_JITTER=0)
     times = sorted(hit.at for site in (paced, free) for hit in site.page_hits())
