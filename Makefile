@@ -69,7 +69,8 @@ format: $(INSTALLED)
 
 # Most tests wait on real clocks (Crawl-delay, Retry-After, a Redis outage), so the suite
 # runs on TEST_WORKERS workers, more than the cores (pytest-xdist); the tests marked slow
-# start first, and the modules tests/conftest.py names (ONE_WORKER) stay on one worker.
+# start first, the modules of a lane (tests/conftest.py, LANES) stay on one worker, and the
+# tests marked timing run at a higher CPU priority than the others.
 # The ten slowest are printed at the end, to keep the loop watched.
 TEST_WORKERS ?= 6
 PYTEST_PARALLEL = -n $(TEST_WORKERS) --durations=10

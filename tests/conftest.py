@@ -31,30 +31,53 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
-#: Test modules whose tests share what a test cannot have twice at once; under pytest-xdist
-#: one worker runs each of them, its tests in order.
-ONE_WORKER = {
-    "tests/test_demo.py": "the demo sites listen on a fixed port (examples/demo_site.py)",
-    "tests/test_fresh_install.py": "one virtualenv for the module (a module fixture), built once",
+#: Test modules that one worker runs in order, by lane: what a test cannot have twice at
+#: once (a fixed port, a module's virtualenv), and the fleet's pace tests, which measure
+#: the gaps two crawler processes leave at a site: two of them at a time at most, so that
+#: the crawlers and the sites keep time on a 2-core machine.
+LANES = {
+    "tests/test_demo.py": "demo",  # the demo sites listen on a fixed port (examples/demo_site.py)
+    "tests/test_fresh_install.py": "fresh-install",  # one virtualenv for the module, built once
+    "tests/test_fleet_link.py": "fleet-a",
+    "tests/test_fleet_lock.py": "fleet-a",
+    "tests/test_fleet.py": "fleet-a",
+    "tests/test_fleet_inprocess.py": "fleet-a",
+    "tests/test_fleet_pace.py": "fleet-b",
+    "tests/test_fleet_backoff.py": "fleet-b",
+    "tests/test_bench_fleet_faults.py": "fleet-b",
 }
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     # xdist's own grouping (--dist loadgroup, the xdist_group mark) renames test ids, which
-    # pytest 9.2 no longer reads: the groups here are named by module instead.
+    # pytest 9.2 no longer reads: the lanes here are named by module instead.
     if config.getoption("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
     class Scheduling(LoadScopeScheduling):
-        """Each test a work unit of its own, but the modules of ONE_WORKER whole; units
-        handed out in collection order, two ahead per worker."""
+        """Each test a work unit of its own, but a lane's modules one unit; units handed
+        out in collection order, two ahead per worker."""
 
         def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return module if module in ONE_WORKER else nodeid
+            return LANES.get(nodeid.split("::", 1)[0], nodeid)
 
     return Scheduling(config, log)
+
+
+# Under pytest-xdist, the tests marked `timing` (they assert on a real clock: gaps at a
+# site, seconds to stop) run at the normal CPU priority and every other test at a lower
+# one (nice 10, its processes too), so that a worker busy parsing or starting `scrapy`
+# processes does not make another worker's crawl late. Only where the priority can be
+# raised again (root, or CAP_SYS_NICE); elsewhere every test runs at the priority given.
+_NICE = 10
+_RENICE = bool(os.environ.get("PYTEST_XDIST_WORKER")) and hasattr(os, "setpriority") and os.geteuid() == 0
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if _RENICE:
+        base = 0 if item.get_closest_marker("timing") else _NICE
+        os.setpriority(os.PRIO_PROCESS, 0, base)
 
 
 @pytest.fixture(scope="session")

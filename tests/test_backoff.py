@@ -15,6 +15,9 @@ from crawling import RecordingSpider, crawl, stat
 from scrapy import Request
 from servers import RateLimited, SiteServer, body
 
+# Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
+pytestmark = pytest.mark.timing
+
 ROBOTS = "User-agent: *\nDisallow: /private\n"
 
 

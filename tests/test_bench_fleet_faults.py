@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 from redis_server import RedisServer
 
+# Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
+pytestmark = pytest.mark.timing
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

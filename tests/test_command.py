@@ -154,6 +154,7 @@ def test_403_denies_all(site, robots):
     assert "deny all on HTTP 403" in out.stdout
 
 
+@pytest.mark.timing
 def test_503_is_unreachable_an_error_without_retries(site, robots):
     s = site({"/robots.txt": (503, "busy", {})})
     started = time.monotonic()
@@ -417,6 +418,7 @@ def test_binary_file_is_refused(robots, tmp_path):
     assert out.stderr.strip() == f"scrapy robots: error: --file '{path}' is binary data, not a robots.txt"
 
 
+@pytest.mark.timing
 def test_a_hanging_site_is_bounded_by_the_timeout(site, robots):
     s = site({"/robots.txt": "hang"})
     started = time.monotonic()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from test_command import ROBOTS, _json, robots, site  # noqa: F401 - fixtures
 
 
@@ -463,6 +464,7 @@ def test_strict_lint_fails_on_findings_for_ci(site, robots, tmp_path):
 # -- speed -------------------------------------------------------------------------------------
 
 
+@pytest.mark.timing
 def test_a_thousand_urls_cost_well_under_a_second_more_than_one(robots, tmp_path):
     # Issue #14: 1,000 URLs stay under 1 s more than `scrapy version`. The start-up is
     # Scrapy's (one crawl, whatever the number of URLs); what the command adds per URL is

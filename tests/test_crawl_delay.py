@@ -18,6 +18,9 @@ from servers import body, redirect
 from scrapy_robots.delay import read_site_delay
 from scrapy_robots.parsers import RFC9309Parser
 
+# Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
+pytestmark = pytest.mark.timing
+
 # The server sees a request a little after Scrapy sends it; connection reuse can make
 # the second arrival quicker than the first. This is the measurement's slack, not the
 # crawl's: see docs/crawl-delay.rst.

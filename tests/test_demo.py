@@ -12,8 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # The demo sites listen on a fixed port: under `make test`'s workers the two demos run on
-# one worker, one after the other (tests/conftest.py, ONE_WORKER).
-pytestmark = pytest.mark.slow
+# one worker, one after the other (tests/conftest.py, LANES).
+pytestmark = [pytest.mark.slow, pytest.mark.timing]  # the smallest gap at a demo site
 
 
 def make_demo(*args: str) -> str:

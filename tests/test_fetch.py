@@ -13,6 +13,9 @@ from scrapy import Request
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as StockRobotsTxtMiddleware
 from servers import SiteServer, body, drip, gzip_bomb, hang, redirect
 
+# Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
+pytestmark = pytest.mark.timing
+
 ROBOTS = "User-agent: *\nDisallow: /private\n"
 STOCK = {"scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 100}
 STOCK_IS_ASYNC = inspect.iscoroutinefunction(StockRobotsTxtMiddleware.robot_parser)

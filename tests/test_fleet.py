@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import time
 
+import pytest
 import pytest_twisted
 from fleet import start_crawler
 from servers import body, hang
 from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 from twisted.internet.task import deferLater
+
+# Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
+pytestmark = pytest.mark.timing
 
 
 def sleep(seconds: float):

@@ -12,6 +12,9 @@ from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 from twisted.internet.task import deferLater
 
+# Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
+pytestmark = pytest.mark.timing
+
 ROBOTS = "User-agent: *\nDisallow: /private\n"
 #: Each crawler its own share of the URLs (the in-memory scheduler): every crawler has
 #: requests for the site when it says slow down.

@@ -3,9 +3,13 @@ fleet tests are in test_fleet.py)."""
 
 from __future__ import annotations
 
+import pytest
 import pytest_twisted
 from crawling import crawl, stat
 from servers import body
+
+# Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
+pytestmark = pytest.mark.timing
 
 ROBOTS = "User-agent: *\nDisallow: /private\nCrawl-delay: 0.3\n"
 

@@ -24,6 +24,9 @@ from twisted.internet.task import deferLater
 
 from scrapy_robots.fleet.link import DEFAULT_CONNECTIONS, FIRST_BACKOFF, FleetUnavailable, RedisLink
 
+# Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
+pytestmark = pytest.mark.timing
+
 UNREACHABLE = "is unreachable"
 BACK = "is reachable again"
 

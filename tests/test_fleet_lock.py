@@ -16,6 +16,9 @@ from twisted.internet.defer import DeferredList
 from twisted.internet.task import deferLater
 from twisted.web.server import NOT_DONE_YET
 
+# Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
+pytestmark = pytest.mark.timing
+
 #: Each crawler keeps its own requests (the in-memory scheduler): what a killed crawler
 #: held is not in question here, only the robots.txt fetch of the site.
 OWN_QUEUE = {"SCHEDULER": "scrapy.core.scheduler.Scheduler", "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter"}

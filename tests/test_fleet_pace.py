@@ -18,6 +18,9 @@ from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 from twisted.internet.task import deferLater
 
+# Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
+pytestmark = pytest.mark.timing
+
 #: The in-memory scheduler: each crawler crawls the URLs it was given (a Redis outage
 #: would take scrapy-redis's shared queue away with it).
 OWN_QUEUE = {"SCHEDULER": "scrapy.core.scheduler.Scheduler", "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter"}

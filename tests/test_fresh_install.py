@@ -18,7 +18,7 @@ import pytest
 from processes import copy_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
-# One virtualenv for the module's tests, on one worker (tests/conftest.py, ONE_WORKER).
+# One virtualenv for the module's tests, on one worker (tests/conftest.py, LANES).
 pytestmark = pytest.mark.slow
 ROBOTS = b"User-agent: *\nDisallow: /private\nCrawl-delay: 0.2\n"
 SPIDER = """

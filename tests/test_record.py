@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 import pytest_twisted
 from crawling import RecordingSpider, crawl, stat
 from fleet import start_crawler
@@ -24,6 +25,9 @@ from warcio.archiveiterator import ArchiveIterator
 
 from scrapy_robots.commands.record import site_of
 from scrapy_robots.record.reader import Record
+
+# Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
+pytestmark = pytest.mark.timing
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
 

@@ -22,6 +22,9 @@ from scrapy_robots.cache.entry import RobotsEntry, entry_from_record, pack, reco
 from scrapy_robots.policy import Action
 from scrapy_robots.retry_after import parse_retry_after
 
+# Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
+pytestmark = pytest.mark.timing
+
 ROBOTS = "User-agent: *\nDisallow: /private\n"
 FAST = {"ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 0.2}  # the schedule: 0.2, 0.4, 0.8 s (1.4 s in all)
 #: One retry: the schedule's last attempt 0.2 s after the first failure.

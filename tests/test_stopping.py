@@ -14,6 +14,9 @@ from servers import body, hang
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
+# Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
+pytestmark = pytest.mark.timing
+
 ROBOTS = "User-agent: *\nDisallow: /private\n"
 PAGES = [f"/p{i}" for i in range(5)] + ["/private/x"]
 OURS = {"scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None, "scrapy_robots.RobotsTxtMiddleware": 100}

@@ -13,6 +13,9 @@ from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest
 from servers import body, drip, hang, reset, sequence
 
+# Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
+pytestmark = pytest.mark.timing
+
 ROBOTS = "User-agent: *\nDisallow: /private\n"
 
 
