@@ -159,7 +159,13 @@ async def test_a_jobdir_crawl_stopped_twice_during_a_pause_resumes_with_the_paus
     stops = []
     for _ in range(2):
         handle = run_spider(urls, tmp_path, **settings)
-        await until(lambda: limiter.throttled > 0, 20, "the site to say slow down")
+        # This run's crawl open (on a loaded machine its start-up takes seconds: a Ctrl-C
+        # before it stops the import, not the crawl), and the site has said slow down.
+        await until(
+            lambda handle=handle: limiter.throttled > 0 and b"Spider opened" in handle.output,
+            20,
+            "the crawl to open and the site to say slow down",
+        )
         await sleep(1.0)
         sent = handle.signal("INT")
         run = await ended(handle, timeout=20)
