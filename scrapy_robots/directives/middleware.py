@@ -41,7 +41,7 @@ from scrapy_robots.directives.head import meta_directives
 from scrapy_robots.directives.headers import LEGACY, STRUCTURED, header_directives
 from scrapy_robots.directives.links import key, nofollow_only
 from scrapy_robots.directives.rules import NONE, Directives
-from scrapy_robots.useragent import default_user_agent, product_token
+from scrapy_robots.useragent import default_user_agent, product_token, request_agent
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
@@ -136,9 +136,7 @@ class DirectivesConfig:
 
     def token(self, response: Response) -> str:
         """The crawler's product token for ``response``, as robots.txt matching reads it."""
-        request = response.request
-        agent = self.user_agent or (request.headers.get(b"User-Agent") if request is not None else None)
-        return product_token(agent or self.default_user_agent)
+        return product_token(request_agent(response.request, self.user_agent, self.default_user_agent))
 
 
 class DirectivesMiddleware:
