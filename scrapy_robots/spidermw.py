@@ -22,9 +22,9 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.config import tdmrep_purposes
 from scrapy_robots.tdmrep import combine, header_reservation, meta_reservation
-from scrapy_robots.tdmrep.crawl import META_KEY as TDM_META_KEY
-from scrapy_robots.tdmrep.crawl import answer_from_meta
-from scrapy_robots.tdmrep.crawl import preferences as tdm_preferences
+from scrapy_robots.tdmrep.reading import META_KEY as TDM_META_KEY
+from scrapy_robots.tdmrep.reading import answer_from_meta
+from scrapy_robots.tdmrep.reading import preferences as tdm_preferences
 from scrapy_robots.usage import (
     META_KEY,
     Preference,
