@@ -20,6 +20,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
 
+from scrapy_robots._once import OncePerSite
 from scrapy_robots.config import tdmrep_purposes
 from scrapy_robots.tdmrep import combine, header_reservation, meta_reservation
 from scrapy_robots.tdmrep.reading import META_KEY as TDM_META_KEY
@@ -64,6 +65,7 @@ class UsageMiddleware:
         self.crawler = crawler
         self.stats = crawler.stats
         self._warned: set[str] = set()  # sites whose malformed header was logged
+        self._dropped = OncePerSite()  # (site, purpose): the first item dropped said at INFO
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -153,10 +155,19 @@ class UsageMiddleware:
         if isinstance(item, Request):
             return True
         purpose, text = denied
-        self.stats.inc_value(f"robotstxt/usage/items_dropped/{purpose}")
-        logger.debug(
-            "Item dropped: %(text)s of %(url)s denies %(purpose)s",
-            {"url": response.url, "purpose": purpose, "text": text},
+        stat = f"robotstxt/usage/items_dropped/{purpose}"
+        self.stats.inc_value(stat)
+        # The site's first drop for a purpose at INFO, as every other decision is said.
+        first = self._dropped.first(urlparse_cached(response).netloc, purpose)
+        logger.log(
+            logging.INFO if first else logging.DEBUG,
+            "Item dropped: %(text)s of %(url)s denies %(purpose)s%(once)s",
+            {
+                "url": response.url,
+                "purpose": purpose,
+                "text": text,
+                "once": f" (said once per site; {stat} counts them)" if first else "",
+            },
             extra={"spider": self.crawler.spider},
         )
         return False
