@@ -21,7 +21,7 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots._once import OncePerSite
-from scrapy_robots.config import tdmrep_purposes
+from scrapy_robots.config import RobotsConfig
 from scrapy_robots.tdmrep import combine, header_reservation, meta_reservation
 from scrapy_robots.tdmrep.reading import META_KEY as TDM_META_KEY
 from scrapy_robots.tdmrep.reading import answer_from_meta
@@ -29,7 +29,6 @@ from scrapy_robots.tdmrep.reading import preferences as tdm_preferences
 from scrapy_robots.usage import (
     META_KEY,
     Preference,
-    UsageConfig,
     directive_preference,
     header_preference,
     stricter,
@@ -56,12 +55,12 @@ class UsageMiddleware:
     """Enabled by ``ROBOTSTXT_USAGE``; ``NotConfigured`` without it."""
 
     def __init__(self, crawler: Crawler):
-        config = UsageConfig.from_settings(crawler.settings)
-        if config is None:
+        robots = RobotsConfig.of(crawler)
+        if robots.usage is None:
             raise NotConfigured
-        self.config = config
+        self.config = robots.usage
         #: the declared purposes TDMRep speaks for: its header fields and meta tags are read
-        self.tdmrep = tdmrep_purposes(crawler.settings)
+        self.tdmrep = robots.tdmrep
         self.crawler = crawler
         self.stats = crawler.stats
         self._warned: set[str] = set()  # sites whose malformed header was logged

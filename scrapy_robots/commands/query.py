@@ -181,7 +181,7 @@ class RobotsQuerySpider(Spider):
         from scrapy_robots.middleware import RobotsTxtMiddleware
 
         mw = self.crawler.get_downloader_middleware(RobotsTxtMiddleware)
-        self.config = RobotsConfig.from_settings(self.crawler.settings)
+        self.config = RobotsConfig.of(self.crawler)
         self.local_file = self.crawler.settings.get(FILE_SETTING) is not None
         if mw is None:
             message = "scrapy_robots' RobotsTxtMiddleware is not enabled"
