@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+from weakref import WeakKeyDictionary
 
 from scrapy.utils.misc import load_object
 
@@ -24,6 +25,7 @@ from scrapy_robots.usage import TDM_PURPOSES, UsageConfig
 from scrapy_robots.useragent import default_user_agent
 
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
 #: The parser used when the project leaves ROBOTSTXT_PARSER at Scrapy's default.
@@ -130,6 +132,7 @@ class RobotsConfig:
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsConfig:
         timeout = fetch_timeout(settings)
+        usage = UsageConfig.from_settings(settings)
         return cls(
             parser_class=_parser_class(settings),
             user_agent=settings.get("ROBOTSTXT_USER_AGENT") or None,
@@ -153,19 +156,32 @@ class RobotsConfig:
             max_crawl_delay=number(settings, "ROBOTSTXT_MAX_CRAWL_DELAY", 60.0, float, minimum=0),
             crawl_delay_exceeded=choice(settings, "ROBOTSTXT_CRAWL_DELAY_EXCEEDED", ("clamp", "skip")),
             fleet=FleetConfig.from_settings(settings, timeout),
-            usage=UsageConfig.from_settings(settings),
+            usage=usage,
             rfc9309=rfc9309_options(settings),
             one_shot=settings.getbool(ONE_SHOT_SETTING),
             serve=read_bool(settings, "ROBOTSTXT_SERVE", True),
-            tdmrep=tdmrep_purposes(settings),
+            tdmrep=tdmrep_purposes(settings, usage),
         )
 
+    @classmethod
+    def of(cls, crawler: Crawler) -> RobotsConfig:
+        """The crawl's configuration, read and checked once per crawler (whose settings are
+        frozen by the time its components are built): the downloader middleware, the spider
+        middlewares and the command's crawl take their parts from this one object."""
+        config = _OF.get(crawler)
+        if config is None:
+            config = _OF[crawler] = cls.from_settings(crawler.settings)
+        return config
 
-def tdmrep_purposes(settings: BaseSettings) -> tuple[str, ...]:
-    """The purposes of ROBOTSTXT_USAGE that TDMRep speaks for (:data:`TDM_PURPOSES`), unless
-    ROBOTSTXT_TDMREP is False; empty when none is declared."""
+
+#: Each crawler's configuration (:meth:`RobotsConfig.of`).
+_OF: WeakKeyDictionary[Crawler, RobotsConfig] = WeakKeyDictionary()
+
+
+def tdmrep_purposes(settings: BaseSettings, usage: UsageConfig | None) -> tuple[str, ...]:
+    """The purposes of ROBOTSTXT_USAGE (``usage``) that TDMRep speaks for
+    (:data:`TDM_PURPOSES`), unless ROBOTSTXT_TDMREP is False; empty when none is declared."""
     on = read_bool(settings, "ROBOTSTXT_TDMREP", True)
-    usage = UsageConfig.from_settings(settings)
     if not on or usage is None:
         return ()
     return tuple(purpose for purpose in usage.purposes if purpose in TDM_PURPOSES)

@@ -54,7 +54,7 @@ class RobotsTxtMiddleware:
             raise NotConfigured
         self.crawler = crawler
         self.stats = crawler.stats
-        self.config = config = RobotsConfig.from_settings(crawler.settings)
+        self.config = config = RobotsConfig.of(crawler)
         self.parser_name = config.parser_name
         reader = RobotsReader(crawler, config)
         # The hot tier (ready to answer, in memory) in front of the storage (every site, as data).

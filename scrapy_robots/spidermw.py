@@ -20,15 +20,15 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
 
-from scrapy_robots.config import tdmrep_purposes
+from scrapy_robots._once import OncePerSite
+from scrapy_robots.config import RobotsConfig
 from scrapy_robots.tdmrep import combine, header_reservation, meta_reservation
-from scrapy_robots.tdmrep.crawl import META_KEY as TDM_META_KEY
-from scrapy_robots.tdmrep.crawl import answer_from_meta
-from scrapy_robots.tdmrep.crawl import preferences as tdm_preferences
+from scrapy_robots.tdmrep.reading import META_KEY as TDM_META_KEY
+from scrapy_robots.tdmrep.reading import answer_from_meta
+from scrapy_robots.tdmrep.reading import preferences as tdm_preferences
 from scrapy_robots.usage import (
     META_KEY,
     Preference,
-    UsageConfig,
     directive_preference,
     header_preference,
     stricter,
@@ -55,15 +55,16 @@ class UsageMiddleware:
     """Enabled by ``ROBOTSTXT_USAGE``; ``NotConfigured`` without it."""
 
     def __init__(self, crawler: Crawler):
-        config = UsageConfig.from_settings(crawler.settings)
-        if config is None:
+        robots = RobotsConfig.of(crawler)
+        if robots.usage is None:
             raise NotConfigured
-        self.config = config
+        self.config = robots.usage
         #: the declared purposes TDMRep speaks for: its header fields and meta tags are read
-        self.tdmrep = tdmrep_purposes(crawler.settings)
+        self.tdmrep = robots.tdmrep
         self.crawler = crawler
         self.stats = crawler.stats
         self._warned: set[str] = set()  # sites whose malformed header was logged
+        self._dropped = OncePerSite()  # (site, purpose): the first item dropped said at INFO
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -153,10 +154,19 @@ class UsageMiddleware:
         if isinstance(item, Request):
             return True
         purpose, text = denied
-        self.stats.inc_value(f"robotstxt/usage/items_dropped/{purpose}")
-        logger.debug(
-            "Item dropped: %(text)s of %(url)s denies %(purpose)s",
-            {"url": response.url, "purpose": purpose, "text": text},
+        stat = f"robotstxt/usage/items_dropped/{purpose}"
+        self.stats.inc_value(stat)
+        # The site's first drop for a purpose at INFO, as every other decision is said.
+        first = self._dropped.first(urlparse_cached(response).netloc, purpose)
+        logger.log(
+            logging.INFO if first else logging.DEBUG,
+            "Item dropped: %(text)s of %(url)s denies %(purpose)s%(once)s",
+            {
+                "url": response.url,
+                "purpose": purpose,
+                "text": text,
+                "once": f" (said once per site; {stat} counts them)" if first else "",
+            },
             extra={"spider": self.crawler.spider},
         )
         return False

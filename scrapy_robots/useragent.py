@@ -47,6 +47,17 @@ def default_user_agent(settings: Any) -> str:
     return settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT") or ANY_AGENT
 
 
+def request_agent(request: Any, configured: str | None, default: str) -> str | bytes:
+    """The agent ``request`` obeys robots.txt (and a page's directives) as:
+    ``ROBOTSTXT_USER_AGENT`` (``configured``), else the request's own ``User-Agent`` header,
+    else the crawl's (``default``, :func:`default_user_agent`), as Scrapy's middleware does.
+    ``request``: a Scrapy request, or None (a response without one). A header passed by
+    Scrapy's UserAgentMiddleware is bytes: the crawl's agent all the same."""
+    if configured:
+        return configured
+    return (request.headers.get(b"User-Agent") if request is not None else None) or default
+
+
 def product_token(user_agent: str | bytes | None) -> str:
     """Return the product token of ``user_agent``, e.g. ``FooBot`` for
     ``Mozilla/5.0 (compatible; FooBot/2.1; +https://foo.example/bot)``.

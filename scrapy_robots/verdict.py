@@ -17,13 +17,14 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.cache.entry import Action
 from scrapy_robots.retry_after import delayed_by_server, given_up_for_retry_after
-from scrapy_robots.tdmrep.crawl import META_KEY as TDM_META_KEY
-from scrapy_robots.tdmrep.crawl import answer_as_meta, file_answer
-from scrapy_robots.tdmrep.crawl import preferences as tdm_preferences
+from scrapy_robots.tdmrep.reading import META_KEY as TDM_META_KEY
+from scrapy_robots.tdmrep.reading import answer_as_meta, file_answer
+from scrapy_robots.tdmrep.reading import preferences as tdm_preferences
 from scrapy_robots.usage import DENIED_REASON as USAGE_DENIED
 from scrapy_robots.usage import META_KEY as USAGE_META_KEY
 from scrapy_robots.usage import TDM_DENIED_REASON as TDM_DENIED
 from scrapy_robots.usage import TDM_SOURCES, check_request
+from scrapy_robots.useragent import request_agent
 
 if TYPE_CHECKING:
     from scrapy.http import Request
@@ -156,6 +157,5 @@ def _by_policy(entry: RobotsEntry, config: RobotsConfig) -> Verdict:
 
 
 def user_agent(request: Request, config: RobotsConfig) -> str | bytes:
-    """The agent ``request`` obeys robots.txt as: ``ROBOTSTXT_USER_AGENT``, else its own
-    ``User-Agent`` header, else the crawl's (Scrapy's middleware does the same)."""
-    return config.user_agent or request.headers.get(b"User-Agent") or config.default_user_agent
+    """The agent ``request`` obeys robots.txt as (:func:`~scrapy_robots.useragent.request_agent`)."""
+    return request_agent(request, config.user_agent, config.default_user_agent)

@@ -31,6 +31,12 @@ def flags(directives) -> set[str]:
         (["googlebot: noindex", "nosnippet"], {"nosnippet"}),  # several headers add up
         (["noarchive, googlebot: noindex, mybot: nofollow"], {"noarchive", "nofollow"}),
         (["frobnicate, noindex"], {"noindex"}),  # an unknown token is ignored
+        # A name that is no product token names no crawler: its part is nobody's, not everybody's.
+        (["googlebot*: noindex, nofollow"], set()),
+        (["noarchive, google*bot: noindex, mybot: nofollow"], {"noarchive", "nofollow"}),
+        (["googlebot/2.1: nofollow"], set()),
+        (["nocache"], {"noarchive"}),  # Bing's name for noarchive
+        (["NOCACHE, mybot: nocache"], {"noarchive"}),
         ([""], set()),
         ([",,,"], set()),
     ],

@@ -33,6 +33,25 @@ def test_from_crawler_takes_default_agent_from_settings():
     assert parser.crawl_delay() == 3.0
 
 
+def test_our_parser_reads_its_settings_once_per_crawler_not_once_per_robots_txt(monkeypatch):
+    from scrapy_robots.parsers import RFC9309Parser
+    from scrapy_robots.parsers import rfc9309 as module
+
+    reads = []
+    read = module.options_from_settings
+    monkeypatch.setattr(module, "options_from_settings", lambda settings: reads.append(settings) or read(settings))
+    first = get_crawler(settings_dict={"ROBOTSTXT_USER_AGENT": "FooBot", "ROBOTSTXT_RFC9309_PRECEDENCE": "first"})
+    other = get_crawler(settings_dict={"ROBOTSTXT_USER_AGENT": "OtherBot"})
+    parsers = [RFC9309Parser.from_crawler(crawler, BODY) for crawler in (first, first, first, other, other)]
+    assert len(reads) == 2  # one per crawler
+    # Each crawler's own agent and options, however many files are parsed.
+    assert [p.user_agent for p in parsers] == ["FooBot"] * 3 + ["OtherBot"] * 2
+    first_match = RFC9309Parser.from_crawler(first, b"User-agent: *\nDisallow: /a\nAllow: /a/b\n")
+    assert not first_match.allowed("https://example.com/a/b")  # the first matching rule decides
+    longest = RFC9309Parser.from_crawler(other, b"User-agent: *\nDisallow: /a\nAllow: /a/b\n")
+    assert longest.allowed("https://example.com/a/b")
+
+
 def test_from_crawler_falls_back_to_user_agent_setting():
     crawler = get_crawler(settings_dict={"USER_AGENT": "Mozilla/5.0 (compatible; FooBot/1.0)"})
     parser = ProtegoParser.from_crawler(crawler, BODY)

@@ -285,6 +285,45 @@ async def test_json_lines_keep_tdmrep_versions_and_reservations_and_the_summary_
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_decision_row_says_what_was_decided_then_whenever_its_batch_is_written(serve, tmp_path):
+    # The pages' answers (a Content-Usage or tdm-reservation header) come after the decision
+    # to send them: a row written after the response must not take them for the decision's.
+    rules = [{"location": "/books/*", "tdm-reservation": 0}]
+    site = serve(
+        body(ROBOTS),
+        {
+            "/.well-known/tdmrep.json": body(json.dumps(rules)),
+            "/books/1": body("<html></html>", headers={"tdm-reservation": "1", "Content-Type": "text/html"}),
+            "/books/2": body("<html></html>", headers={"Content-Usage": "train-ai=n", "Content-Type": "text/html"}),
+        },
+    )
+    urls = [f"{site.url}/books/1", f"{site.url}/books/2", f"{site.url}/books/3"]
+    rows = {}
+    for batch in (10_000, 1):  # written at the close (after the responses), and at once
+        folder = tmp_path / f"record-{batch}"
+        crawler = await crawl(
+            urls,
+            ItemSpider,
+            ROBOTSTXT_RECORD=str(folder),
+            ROBOTSTXT_RECORD_FORMAT="jsonl",
+            ROBOTSTXT_RECORD_BATCH=batch,
+            ROBOTSTXT_USAGE=["train-ai"],
+            SPIDER_MIDDLEWARES={"scrapy_robots.spidermw.UsageMiddleware": 100},
+        )
+        assert sorted(crawler.spider.downloaded) == sorted(urls)
+        assert stat(crawler, "robotstxt/usage/items_dropped/train-ai") == 2
+        rows[batch] = {
+            row["url"]: {k: v for k, v in row.items() if k not in ("t", "robots_fetched_at")}
+            for row in Record([folder]).decisions
+        }
+    assert rows[10_000] == rows[1]
+    for url in urls:
+        row = rows[1][url]
+        assert row["allowed"] and row["tdm"]["source"] == "tdmrep.json" and row["tdm"]["reserved"] is False, row
+        assert all(pref["source"] != "header" for pref in row.get("usage", {}).values()), row
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_fleet_writes_one_record_per_crawler_whose_decisions_name_the_one_version_fetched(
     serve, redis, tmp_path
 ):
@@ -387,6 +426,9 @@ async def test_a_resume_within_the_lifetime_names_the_first_runs_version_and_rec
 def test_asking_a_record_that_is_not_there_or_with_options_it_cannot_honour_is_an_error(tmp_path):
     missing = robots(tmp_path / "nothing", "https://example.com/a")
     assert missing.returncode == 2 and "no such record folder" in missing.stderr
+    (tmp_path / "decisions.jsonl").write_text("")
+    a_file = robots(tmp_path / "decisions.jsonl", "https://example.com/a")
+    assert a_file.returncode == 2 and "is a file: --record names the folder ROBOTSTXT_RECORD wrote" in a_file.stderr
     (tmp_path / "empty").mkdir()
     empty = robots(tmp_path / "empty", "https://example.com/a")
     assert empty.returncode == 2 and "no record files" in empty.stderr
@@ -402,3 +444,26 @@ def test_asking_a_record_that_is_not_there_or_with_options_it_cannot_honour_is_a
     assert at.returncode == 2 and "give --record DIR too" in at.stderr
     bad = robots(tmp_path / "empty", "--at", "yesterday", "https://example.com/a")
     assert bad.returncode == 2 and "--at 'yesterday'" in bad.stderr
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_record_asked_at_a_time_lists_the_decisions_made_by_then_and_checks_urls_as_live(serve, tmp_path):
+    from scrapy_robots.commands.inputs import check_url
+
+    site = serve(body(ROBOTS))
+    folder = tmp_path / "record"
+    url = f"{site.url}/private/a"
+    await crawl([url], ROBOTSTXT_RECORD=str(folder), ROBOTSTXT_RECORD_FORMAT="jsonl")
+    await sleep(0.05)
+    between = time.time()
+    await sleep(0.05)
+    await crawl([url], ROBOTSTXT_RECORD=str(folder), ROBOTSTXT_RECORD_FORMAT="jsonl")
+    then = robots(folder, "--at", repr(between), url)
+    assert then.returncode == 1, then.stdout + then.stderr
+    assert then.stdout.count("  recorded: ") == 1, then.stdout
+    now = robots(folder, url)
+    assert now.stdout.count("  recorded: ") == 2, now.stdout
+    # Input that names no web page: the live mode's message, not a site made of None.
+    _, error = check_url("notaurl", local_file=False)
+    bad = robots(folder, "--at", repr(between), "notaurl")
+    assert bad.returncode == 2 and error in bad.stdout + bad.stderr and "None" not in bad.stdout, bad.stdout

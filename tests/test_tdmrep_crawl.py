@@ -196,9 +196,10 @@ async def test_tag_mode_a_header_and_a_meta_tag_override_the_file_both_ways(serv
 
 
 @pytest_twisted.ensureDeferred
-async def test_deny_mode_drops_the_items_of_a_page_whose_header_or_meta_reserves(serve):
+async def test_deny_mode_drops_the_items_of_a_page_whose_header_or_meta_reserves(serve, caplog):
     site = serve(body(ROBOTS), override_routes())
     paths = ["r/header0", "o/header1", "o/meta1", "o/header1meta0", "o/plain"]
+    caplog.set_level(logging.DEBUG, logger="scrapy_robots")
     crawler = await tdm_crawl([f"{site.url}/{path}" for path in paths])
     # The file's 1 keeps /r/ out before download: its page's 0 is never seen (the report:
     # the file is checked before scraping). /o/ pages are downloaded; two reserve.
@@ -206,6 +207,10 @@ async def test_deny_mode_drops_the_items_of_a_page_whose_header_or_meta_reserves
     assert "tdmrep.json rule 1" in crawler.spider.ignored[f"{site.url}/r/header0"]
     assert stat(crawler, "item_scraped_count") == 2
     assert stat(crawler, "robotstxt/usage/items_dropped/train-ai") == 2
+    # One INFO line for the site's drops, as for every other decision; each drop at DEBUG.
+    drops = [r for r in caplog.records if r.getMessage().startswith("Item dropped")]
+    assert [r.levelno for r in drops] == [logging.INFO, logging.DEBUG], [r.getMessage() for r in drops]
+    assert "said once per site; robotstxt/usage/items_dropped/train-ai counts them" in drops[0].getMessage()
 
 
 @pytest.mark.parametrize(

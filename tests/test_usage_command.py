@@ -154,9 +154,33 @@ def test_usage_shows_tdmrep_beside_robots_txt_and_counts_one_fetch_per_site(tmp_
             text=True,
             timeout=60,
         )
+        # The same question with the site's robots.txt as a local file: the answer is
+        # robots.txt's alone, and says so; no tdmrep.json is asked for, nor made up.
+        (tmp_path / "robots.txt").write_text((site / "robots.txt").read_text())
+        local = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "scrapy",
+                "robots",
+                "--usage",
+                "train-ai",
+                "--file",
+                "robots.txt",
+                f"{base}/books/a",
+            ],
+            cwd=tmp_path,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         server.terminate()
         server.wait()
+    assert f"{base}/books/a: allowed" in local.stdout, local.stdout + local.stderr
+    assert "tdmrep       not read for train-ai: --file answers for robots.txt alone" in local.stdout, local.stdout
+    assert "HTTP 404" not in local.stdout and "tdmrep.json (" not in local.stdout, local.stdout
     text = done.stdout
     assert f"{base}/books/a: denied" in text, text + done.stderr
     assert "Forbidden by TDMRep reservation: tdmrep.json rule 1" in text
@@ -164,4 +188,4 @@ def test_usage_shows_tdmrep_beside_robots_txt_and_counts_one_fetch_per_site(tmp_
     assert "tdmrep       reserved for train-ai: tdmrep.json rule 1" in text
     assert "tdmrep       unset for train-ai: no rule of tdmrep.json matches /x" in text
     assert f"{base}/x: allowed" in text
-    assert log.read_text().count("GET /.well-known/tdmrep.json") == 1
+    assert log.read_text().count("GET /.well-known/tdmrep.json") == 1  # the live run's, none from --file

@@ -244,3 +244,24 @@ async def test_one_info_line_per_site_whose_requests_a_preference_denies(serve, 
             "(Content-Signal: search=yes, ai-train=no) denies train-ai (ROBOTSTXT_USAGE); logged once per site",
         ]
     ), lines
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_usage_settings_are_read_once_per_crawl(serve, monkeypatch):
+    # The downloader middleware, the spider middleware and TDMRep's purposes share one
+    # reading of ROBOTSTXT_USAGE (RobotsConfig.of), however many parts need it.
+    from scrapy_robots.usage import UsageConfig
+
+    reads = []
+    read = UsageConfig.from_settings
+    monkeypatch.setattr(UsageConfig, "from_settings", lambda settings: reads.append(settings) or read(settings))
+    site = serve(body(ROBOTS))
+    crawler = await crawl(
+        [f"{site.url}/page", f"{site.url}/open/a"],
+        ItemSpider,
+        ROBOTSTXT_USAGE=["train-ai"],
+        SPIDER_MIDDLEWARES=USAGE_MW,
+    )
+    assert len(reads) == 1
+    assert stat(crawler, "robotstxt/usage/denied/train-ai") == 1  # both parts at work on that reading
+    assert crawler.spider.downloaded == [f"{site.url}/open/a"]

@@ -34,7 +34,7 @@ from scrapy_robots.retry_after import delayed_by_server
 from scrapy_robots.slots import slot_delay
 from scrapy_robots.slots import user_delay as slot_user_delay
 from scrapy_robots.summary import summarize_robotstxt
-from scrapy_robots.tdmrep.crawl import answer_as_meta, file_answer
+from scrapy_robots.tdmrep.reading import answer_as_meta, file_answer
 from scrapy_robots.usage import preference
 from scrapy_robots.useragent import product_token
 from scrapy_robots.verdict import user_agent, verdict
@@ -172,6 +172,7 @@ class RobotsQuerySpider(Spider):
         #: robots.txt URL -> (body as received, Content-Type), filled by RawRobotsBodies.
         self.raw_bodies: dict[str, tuple[bytes, bytes | None]] = {}
         self.config: RobotsConfig  # the crawl's settings, as the middleware reads them (start)
+        self.local_file = False  # --file: robots.txt is a local file, and the only file read (start)
 
     async def start(self) -> AsyncIterator[Any]:
         from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
@@ -180,7 +181,8 @@ class RobotsQuerySpider(Spider):
         from scrapy_robots.middleware import RobotsTxtMiddleware
 
         mw = self.crawler.get_downloader_middleware(RobotsTxtMiddleware)
-        self.config = RobotsConfig.from_settings(self.crawler.settings)
+        self.config = RobotsConfig.of(self.crawler)
+        self.local_file = self.crawler.settings.get(FILE_SETTING) is not None
         if mw is None:
             message = "scrapy_robots' RobotsTxtMiddleware is not enabled"
             self.results[:] = [error_result(url, message) for url, _ in self.checks]
@@ -203,7 +205,8 @@ class RobotsQuerySpider(Spider):
             # obeys as when ROBOTSTXT_USER_AGENT is not set (the command unsets it then).
             request = Request(url, dont_filter=True, headers={"User-Agent": agent} if agent else None)
             entry = await mw.robots_for(request)
-            tdm = await mw.tdmrep_for(request, entry)
+            # --file gives robots.txt alone: the site's other files are not read, nor invented.
+            tdm = None if self.local_file else await mw.tdmrep_for(request, entry)
             self.results[index] = self._report(url, request, entry, tdm)
         except Exception as exc:
             self.results[index] = error_result(url, f"{type(exc).__name__}: {exc}", agent)
@@ -257,7 +260,7 @@ class RobotsQuerySpider(Spider):
             if entry.action is Action.PARSE
             else None,
             "usage": _usage(config, entry, url, agent),
-            "tdmrep": _tdmrep(config, tdm, url),
+            "tdmrep": _tdmrep(config, tdm, url, self.local_file),
             "crawl_delay": _ask(parser, "crawl_delay", agent),
             "request_rate": _ask(parser, "request_rate", agent),
             "delay": asdict(entry.delay) if entry.delay is not None else None,
@@ -415,14 +418,24 @@ def _usage(config: RobotsConfig, entry: RobotsEntry, url: str, agent: str) -> di
     return {purpose: preference(entry.usage, agent, url, purpose).as_meta() for purpose in config.usage.purposes}
 
 
-def _tdmrep(config: RobotsConfig, tdm: RobotsEntry | None, url: str) -> dict[str, Any] | None:
+def _tdmrep(config: RobotsConfig, tdm: RobotsEntry | None, url: str, local_file: bool) -> dict[str, Any] | None:
     """What the site's tdmrep.json says of this URL, when a purpose asked is one TDMRep
-    speaks for (``ROBOTSTXT_TDMREP``): its answer, the purposes it speaks for, the file."""
+    speaks for (``ROBOTSTXT_TDMREP``): its answer, the purposes it speaks for, the file;
+    ``not_read``, why there is none (``"file"``: --file gives robots.txt alone; ``"robots.txt"``:
+    robots.txt keeps the site out)."""
     if not config.tdmrep:
         return None
-    if tdm is None:  # robots.txt keeps the site out: its tdmrep.json was not needed
-        return {"purposes": list(config.tdmrep), "url": None, "status": None, "policy": None, "answer": None}
+    if tdm is None:
+        return {
+            "purposes": list(config.tdmrep),
+            "url": None,
+            "status": None,
+            "policy": None,
+            "answer": None,
+            "not_read": "file" if local_file else "robots.txt",
+        }
     return {
+        "not_read": None,
         "purposes": list(config.tdmrep),
         "url": tdm.url,
         "status": tdm.status,

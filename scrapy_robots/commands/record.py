@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from scrapy_robots.commands.inputs import check_url
 from scrapy_robots.commands.output import EXIT_ALLOWED, EXIT_DENIED, EXIT_ERROR
 from scrapy_robots.config import rfc9309_options
 from scrapy_robots.record.reader import Record
@@ -87,9 +88,11 @@ def answer(record: Record, url: str, at: float, agent: str | None, settings: Bas
             f"unreachable at that download ({version.error or f'HTTP {version.status}'}): the copy before it was kept"
         )
     result["allowed"], result["decided_by"] = _allowed(record, version, governs, url, agent, settings)
+    # The decisions made up to ``at``: a later one was not made yet at that time.
     result["recorded"] = [
         {"t": utc(row["t"]), "allowed": row["allowed"], "robots": row["robots"], "by": row["by"]}
         for row in record.decisions_for(url)
+        if row["t"] <= at
     ]
     return result
 
@@ -124,7 +127,10 @@ def run(opts: argparse.Namespace, urls: list[str], settings: BaseSettings) -> in
         _summary(record, opts.json)
         return EXIT_ALLOWED
     agent = opts.user_agent[0] if opts.user_agent else None
-    results = [answer(record, url, at, agent, settings) for url in urls]
+    results = []
+    for url in urls:
+        absolute, error = check_url(url, local_file=False)  # the live mode's messages
+        results.append({"url": url, "error": error} if error else answer(record, absolute or url, at, agent, settings))
     for result in results:
         print(json.dumps(result) if opts.json else _text(result))
     if any("error" in result for result in results):

@@ -163,6 +163,10 @@ def _tdmrep_text(tdmrep: dict[str, Any]) -> str:
     it, the file's status."""
     purposes = ", ".join(tdmrep["purposes"])
     answer = tdmrep["answer"]
+    if tdmrep.get("not_read") == "file":
+        return (
+            f"not read for {purposes}: --file answers for robots.txt alone (a crawl reads the site's tdmrep.json too)"
+        )
     if answer is None:
         return f"not read (robots.txt keeps the site out) for {purposes}"
     verdict = {True: "reserved", False: "not reserved", None: "unset"}[answer["reserved"]]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from scrapy.extensions.httpcache import DummyPolicy, RFC2616Policy
 
 from scrapy_robots.directives.middleware import page_directives
-from scrapy_robots.useragent import default_user_agent, product_token
+from scrapy_robots.useragent import default_user_agent, product_token, request_agent
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -42,7 +42,7 @@ class _NoArchive:
         return super().should_cache_response(response, request) and self._archived(response, request)  # type: ignore[misc]
 
     def _archived(self, response: Response, request: Request) -> bool:
-        agent = self._user_agent or request.headers.get(b"User-Agent") or self._default_user_agent
+        agent = request_agent(request, self._user_agent, self._default_user_agent)
         if page_directives(response, product_token(agent)).noarchive:
             logger.debug("Not stored in the HTTP cache: %(url)s says noarchive", {"url": response.url})
             return False

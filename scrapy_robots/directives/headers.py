@@ -21,7 +21,10 @@ from scrapy_robots.directives.rules import NONE, WITH_VALUE, Directives, read_di
 
 LEGACY: Final = "X-Robots-Tag"
 STRUCTURED: Final = "Robots-Tag"
-_SCOPE: Final = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*:(.*)", re.S)
+# A crawler's name is whatever comes before the colon: ``googlebot*: noindex`` names a
+# crawler "googlebot*" (no wildcard is read in a name, as Google reads it), which is no
+# product token, so its part applies to nobody instead of spilling onto every crawler.
+_SCOPE: Final = re.compile(r"\s*([^\s:,]+)\s*:(.*)", re.S)
 
 
 def header_directives(

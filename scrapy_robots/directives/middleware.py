@@ -36,12 +36,13 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
 
+from scrapy_robots._once import OncePerSite
 from scrapy_robots._settings import choice, read_bool
 from scrapy_robots.directives.head import meta_directives
 from scrapy_robots.directives.headers import LEGACY, STRUCTURED, header_directives
 from scrapy_robots.directives.links import key, nofollow_only
 from scrapy_robots.directives.rules import NONE, Directives
-from scrapy_robots.useragent import default_user_agent, product_token
+from scrapy_robots.useragent import default_user_agent, product_token, request_agent
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
@@ -63,7 +64,6 @@ NOINDEX_ACTIONS: Final = ("mark", "drop", "ignore")
 #: A sitemap's root element, in its first bytes.
 _SITEMAP: Final = re.compile(rb"<(?:[\w-]+:)?(?:urlset|sitemapindex)[\s>]")
 #: Sites whose first drop was logged at INFO, at most (then DEBUG lines only).
-_LOGGED_SITES: Final = 10_000
 
 
 def source_slug(source: str) -> str:
@@ -136,9 +136,7 @@ class DirectivesConfig:
 
     def token(self, response: Response) -> str:
         """The crawler's product token for ``response``, as robots.txt matching reads it."""
-        request = response.request
-        agent = self.user_agent or (request.headers.get(b"User-Agent") if request is not None else None)
-        return product_token(agent or self.default_user_agent)
+        return product_token(request_agent(response.request, self.user_agent, self.default_user_agent))
 
 
 class DirectivesMiddleware:
@@ -151,7 +149,7 @@ class DirectivesMiddleware:
         self.config = config
         self.crawler = crawler
         self.stats = crawler.stats
-        self._logged: set[tuple[str, str]] = set()  # (site, what): first drops logged at INFO
+        self._logged = OncePerSite()  # (site, what): first drops logged at INFO
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -228,10 +226,7 @@ class DirectivesMiddleware:
     ) -> None:
         """Count what was done, say it at DEBUG, and at ``level`` the first time on its site."""
         self.stats.inc_value(stat)
-        site = urlparse_cached(response).netloc
-        first = (site, what) not in self._logged
-        if first and len(self._logged) < _LOGGED_SITES:
-            self._logged.add((site, what))
+        first = self._logged.first(urlparse_cached(response).netloc, what)
         level = level if first else logging.DEBUG
         suffix = f" (said once per site; {stat} counts them)" if first else ""
         logger.log(level, message + suffix, args, extra={"spider": self.crawler.spider})

@@ -9,6 +9,8 @@ from typing import Any, Final
 
 #: The flags a page may set; ``none`` sets ``noindex`` and ``nofollow``.
 FLAGS: Final = ("noindex", "nofollow", "noarchive", "nosnippet", "noimageindex", "noai", "noimageai")
+#: Other crawlers' names for a flag: Bing's ``nocache`` is its ``noarchive``.
+ALIASES: Final = {"nocache": "noarchive"}
 #: Directives whose name ends at a colon and carry a value (``max-snippet:20``): never a
 #: crawler's name in the legacy header grammar.
 WITH_VALUE: Final = frozenset({"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"})
@@ -92,6 +94,8 @@ def read_directives(items: list[str], source: str, malformed: list[str] | None =
             continue  # max-snippet:20, max-image-preview:none ...: not ours
         if name == "none":
             flags.update(("noindex", "nofollow"))
+        elif name in ALIASES:
+            flags.add(ALIASES[name])
         elif name in FLAGS:
             flags.add(name)
     if not flags and until is None:

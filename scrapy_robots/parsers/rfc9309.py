@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from scrapy_robots.config import rfc9309_options as options_from_settings
 from scrapy_robots.parsers.base import (
@@ -24,6 +25,10 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 
+#: Per crawler: the agent and the ROBOTSTXT_RFC9309_* options its parsers are built with.
+_READ: WeakKeyDictionary[Crawler, tuple[str, Options]] = WeakKeyDictionary()
+
+
 class RFC9309Parser(RobotParser):
     SUPPORTED = frozenset({ALLOW, CRAWL_DELAY, REQUEST_RATE, SITEMAP, HOST, CONTENT_USAGE})
 
@@ -41,8 +46,12 @@ class RFC9309Parser(RobotParser):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> Self:
-        settings = crawler.settings
-        return cls(robotstxt_body, user_agent=default_user_agent(settings), options=options_from_settings(settings))
+        # Built for every robots.txt of the crawl: its settings read once per crawler.
+        read = _READ.get(crawler)
+        if read is None:
+            settings = crawler.settings
+            read = _READ[crawler] = (default_user_agent(settings), options_from_settings(settings))
+        return cls(robotstxt_body, user_agent=read[0], options=read[1])
 
     def _agent(self, user_agent: str | bytes | None) -> str:
         # RobotsTxt reduces a full header to its product token itself (and

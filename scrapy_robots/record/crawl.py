@@ -26,8 +26,9 @@ from scrapy_robots.policy import Action
 from scrapy_robots.record import META_KEY
 from scrapy_robots.record.version import ROBOTS_TXT, PolicyVersion, response_headers, sha256_of
 from scrapy_robots.record.writer import FORMATS, RecordWriter
+from scrapy_robots.tdmrep.reading import META_KEY as TDM_META_KEY
 from scrapy_robots.usage import META_KEY as USAGE_META_KEY
-from scrapy_robots.useragent import product_token
+from scrapy_robots.useragent import product_token, request_agent
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
     from scrapy_robots.verdict import Verdict
 
 logger = logging.getLogger(__name__)
-
-TDM_META_KEY = "robotstxt_tdmrep"  # tdmrep.crawl.META_KEY, not imported: verdict.py imports us
 
 
 @dataclass(frozen=True)
@@ -136,9 +135,21 @@ class ComplianceRecord:
         meta = request.meta
         if entry.version is not None:
             meta[META_KEY] = {"sha256": entry.version, "fetched_at": entry.version_fetched_at, "url": entry.url}
-        agent = self.config.user_agent or request.headers.get(b"User-Agent") or self.config.default_user_agent
+        agent = request_agent(request, self.config.user_agent, self.config.default_user_agent)
+        # The answers as decided: the spider middleware writes the page's own into the same
+        # meta dicts when the response comes, before or after this batch is written.
+        usage, tdm_answer = meta.get(USAGE_META_KEY), meta.get(TDM_META_KEY)
         self.decisions.append(
-            (time.time(), request.url, entry, answer, agent, tdm, meta.get(USAGE_META_KEY), meta.get(TDM_META_KEY))
+            (
+                time.time(),
+                request.url,
+                entry,
+                answer,
+                agent,
+                tdm,
+                dict(usage) if usage else None,
+                dict(tdm_answer) if tdm_answer else None,
+            )
         )
         if len(self.decisions) >= self.record.batch:
             self._soon.schedule()  # once, whatever the requests decided before it runs

@@ -52,6 +52,8 @@ class Record:
         self.decisions: list[dict[str, Any]] = []
         self.files = 0
         for folder in map(Path, folders):
+            if folder.is_file():
+                raise ValueError(f"{folder} is a file: --record names the folder ROBOTSTXT_RECORD wrote")
             if not folder.is_dir():
                 raise ValueError(f"{folder}: no such record folder")
             for path in sorted(folder.iterdir()):

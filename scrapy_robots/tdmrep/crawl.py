@@ -17,9 +17,8 @@ the same decision (:func:`~scrapy_robots.decision.decide`) under TDMRep's status
   then read as reserved until the file answers (a stale copy, if one is known, is used
   meanwhile; after ``ROBOTSTXT_UNREACHABLE_ALLOW_AFTER``, unset).
 
-The functions below turn an entry into the file's :class:`~scrapy_robots.tdmrep.Answer`
-for a URL, an answer into usage preferences, and carry it in ``request.meta`` for the
-spider middleware, which combines it with the response's header fields and meta tags.
+What a fetched file says of a URL is :mod:`scrapy_robots.tdmrep.reading`'s, pure, for
+the crawl, the command and the record alike.
 """
 
 from __future__ import annotations
@@ -29,20 +28,16 @@ import time
 from collections import OrderedDict
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from scrapy_robots.cache import RobotsEntry
 from scrapy_robots.decision import decide, worth_waiting
 from scrapy_robots.policy import NETWORK, Action, StatusPolicy
 from scrapy_robots.record.version import TDMREP_JSON
-from scrapy_robots.tdmrep.answer import FILE, HEADER, META, Answer
 from scrapy_robots.tdmrep.file import TOO_LARGE, TdmRepError, TdmRepFile, parse_tdmrep
-from scrapy_robots.usage import ALLOW, DENY, Preference
 from scrapy_robots.waiting import CrawlClosing, timer
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
-
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
@@ -55,10 +50,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 WELL_KNOWN: Final = "/.well-known/tdmrep.json"
-#: Meta key of the file's answer for the request (plain data: :func:`answer_as_meta`).
-META_KEY: Final = "robotstxt_tdmrep"
-#: A preference's ``source`` by where TDMRep's value was read.
-SOURCES: Final = {FILE: "tdmrep.json", HEADER: "tdm header", META: "tdm meta"}
 
 #: TDMRep's reading of a status: the file, or "not implemented" (unset), or unknown.
 STATUS_POLICY: Final = StatusPolicy(
@@ -241,48 +232,3 @@ class TdmRepBook:
             extra={"spider": self.crawler.spider},
         )
         self.stats.inc_value("robotstxt/cache/storage_errors")
-
-
-def file_answer(entry: RobotsEntry, url: str) -> Answer:
-    """What the site's ``tdmrep.json`` (``entry``) says of ``url``."""
-    if entry.action is Action.PARSE and entry.rules is not None:
-        return entry.rules.reservation(url)
-    if entry.action is Action.UNREACHABLE:
-        cause = entry.error or f"HTTP {entry.status}"
-        return Answer(
-            reserved=True,
-            source=FILE,
-            reason=f"{FILE} unreachable ({cause}) after {entry.failures} attempt(s), read as reserved until it answers",
-        )
-    return Answer(reason=f"no {FILE} (HTTP {entry.status}): the site does not implement TDMRep")
-
-
-def preferences(answer: Answer, purposes: Iterable[str]) -> dict[str, Preference]:
-    """The usage preference TDMRep states for each of ``purposes``; none when unset."""
-    if answer.reserved is None or answer.source is None:
-        return {}
-    decision = DENY if answer.reserved else ALLOW
-    source = SOURCES[answer.source]
-    return {
-        purpose: Preference(purpose, decision, True, None, answer.reason, source, answer.policy) for purpose in purposes
-    }
-
-
-def answer_as_meta(answer: Answer) -> dict[str, Any]:
-    """The plain-data form carried in ``request.meta["robotstxt_tdmrep"]``."""
-    return {"reserved": answer.reserved, "policy": answer.policy, "source": answer.source, "reason": answer.reason}
-
-
-def answer_from_meta(meta: Mapping[str, Any] | None) -> Answer | None:
-    if not meta:
-        return None
-    source = meta.get("source")
-    policy = meta.get("policy")
-    return Answer(
-        reserved=meta.get("reserved"),
-        policy=policy,
-        source=source,
-        reason=meta.get("reason") or "nothing stated",
-        policy_source=source if policy is not None else None,
-        policy_reason=meta.get("reason") if policy is not None else None,
-    )
