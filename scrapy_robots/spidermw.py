@@ -144,7 +144,9 @@ class UsageMiddleware:
             extra={"spider": self.crawler.spider},
         )
 
-    def _drops(self, response: Response) -> tuple[str, str] | None:
+    def drops(self, response: Response) -> tuple[str, str] | None:
+        """``(purpose, what denies it)`` when this response's items are dropped (deny mode),
+        once :meth:`process_spider_input` has read it; None otherwise."""
         try:
             return response.meta.get(_DROP)
         except AttributeError:
@@ -174,7 +176,7 @@ class UsageMiddleware:
     def process_spider_output(
         self, response: Response, result: Iterable[Any], spider: Spider | None = None
     ) -> Iterator[Any]:
-        denied = self._drops(response)
+        denied = self.drops(response)
         for item in result:
             if denied is None or self._keep(item, denied, response):
                 yield item
@@ -182,7 +184,7 @@ class UsageMiddleware:
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
     ) -> AsyncIterator[Any]:
-        denied = self._drops(response)
+        denied = self.drops(response)
         async for item in result:
             if denied is None or self._keep(item, denied, response):
                 yield item

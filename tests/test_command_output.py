@@ -256,7 +256,7 @@ def test_usage_says_once_that_response_headers_are_not_checked(robots, tmp_path)
         "scrapy robots: note: the usage answers (--usage, ROBOTSTXT_USAGE) come from the site's files alone "
         "(robots.txt, and tdmrep.json for an AI purpose): a page's Content-Usage and tdm-reservation headers, "
         "its tdm-reservation meta tag and its noai directive, which a crawl obeys too, are not checked "
-        "(the command downloads no page)"
+        "(the command downloads no page; --page does)"
     )
     assert out.stderr.count(note) == 1, out.stderr
     assert "Content-Usage and tdm-reservation headers" not in robots("--file", "robots.txt", "--brief", "/a").stderr

@@ -292,3 +292,33 @@ async def test_page_cannot_be_combined_with_compare(tmp_path):
     out = await robots(tmp_path, "--page", "--compare", "https://example.com/")
     assert out.returncode == 2
     assert "--page and --compare cannot be combined" in out.stderr
+
+
+@pytest_twisted.ensureDeferred
+async def test_page_with_usage_answers_as_the_crawl_that_drops_its_items(serve, tmp_path):
+    # The crawl fetches each page and drops the items of those whose noai, tdm-reservation
+    # header or tdm-reservation meta tag denies train-ai; --page --usage says the same.
+    site = serve(
+        ROBOTS,
+        {
+            "/noai": html(headers=[("X-Robots-Tag", "noai")]),
+            "/reserved": html(headers=[("tdm-reservation", "1")]),
+            "/tagged": html('<meta name="tdm-reservation" content="1">'),
+            "/plain": html(),
+            "/other-bot": html(headers=[("X-Robots-Tag", "otherbot: noai")]),
+        },
+    )
+    paths = ["/noai", "/reserved", "/tagged", "/plain", "/other-bot"]
+    args = ["--page", "--usage", "train-ai", "--user-agent", MYBOT, *(site.url + p for p in paths)]
+    out = await robots(tmp_path, *args)
+    assert out.returncode == 1, out.stdout + out.stderr  # a URL denied for the purpose
+    assert "come from the site's files alone" not in out.stderr  # --page reads the page too
+    found = await answers(tmp_path, *args)
+    by_path = {answer["url"][len(site.url) :]: answer for answer in found}
+    assert {p for p, a in by_path.items() if not a["allowed"]} == {"/noai", "/reserved", "/tagged"}, by_path
+    assert by_path["/noai"]["items_dropped"]["by"] == "X-Robots-Tag: noai"
+    assert by_path["/reserved"]["items_dropped"]["purpose"] == "train-ai"
+    assert by_path["/plain"]["items_dropped"] is None and by_path["/other-bot"]["items_dropped"] is None
+    assert "dropped by a crawl: X-Robots-Tag: noai denies train-ai" in out.stdout, out.stdout
+    # Each page was fetched (the crawl fetches them too), once per command.
+    assert all(page_hits(site, p) == 2 for p in paths), [(p, page_hits(site, p)) for p in paths]

@@ -23,6 +23,7 @@ from scrapy_robots.directives.headers import LEGACY, STRUCTURED, other_crawlers_
 from scrapy_robots.directives.links import nofollow_only
 from scrapy_robots.directives.middleware import DirectivesMiddleware, page_directives
 from scrapy_robots.directives.rules import FLAGS
+from scrapy_robots.spidermw import UsageMiddleware
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -67,6 +68,30 @@ async def fetch_page(crawler: Crawler, url: str, agent: str | None, answer: dict
         "redirects": len(redirects),
     }
     answer["directives"] = read_page(crawler, response, answer)
+    dropped = items_dropped(crawler, response)
+    answer["items_dropped"] = None
+    if dropped is not None:
+        # A crawl fetches the page and drops what its spider makes of it: for the purpose
+        # declared, the answer is no, as the crawl's stats and log say.
+        purpose, by = dropped
+        answer["items_dropped"] = {"purpose": purpose, "by": by}
+        answer["allowed"] = False
+        answer["reason"] = f"the page is fetched and its items dropped: {by} denies {purpose} (ROBOTSTXT_USAGE)"
+
+
+def items_dropped(crawler: Crawler, response: Response) -> tuple[str, str] | None:
+    """Would a crawl drop the items of ``response`` for a declared purpose, and why?
+    Answered by the crawl's own spider middlewares, in their order (the directives, whose
+    ``noai`` the usage reader hears, then the usage reader); None without a declared purpose."""
+    assert crawler.engine is not None
+    middlewares = crawler.engine.scraper.spidermw.middlewares
+    usage = next((mw for mw in middlewares if isinstance(mw, UsageMiddleware)), None)
+    if usage is None:
+        return None
+    for middleware in middlewares:
+        if isinstance(middleware, (DirectivesMiddleware, UsageMiddleware)):
+            middleware.process_spider_input(response)
+    return usage.drops(response)
 
 
 def read_page(crawler: Crawler, response: Response, answer: dict[str, Any]) -> dict[str, Any]:
@@ -147,6 +172,9 @@ def page_rows(result: dict[str, Any], paint: Paint = PLAIN) -> list[tuple[str, s
     if count:
         urls = f"{count} URL{'s' if count != 1 else ''}"
         rows.append(("rel=nofollow", f'{urls} linked only with rel="nofollow"'))
+    dropped = result.get("items_dropped")
+    if dropped:
+        rows.append(("items", paint(f"dropped by a crawl: {dropped['by']} denies {dropped['purpose']}", "denied")))
     return rows
 
 

@@ -173,12 +173,13 @@ class Command(ScrapyCommand):
             if opts.usage:
                 settings.set("ROBOTSTXT_USAGE", opts.usage, priority="cmdline")
                 settings.set("ROBOTSTXT_USAGE_MODE", "deny", priority="cmdline")
-            if UsageConfig.from_settings(settings) is not None:
+            if UsageConfig.from_settings(settings) is not None and not opts.page:
+                # With --page, the page is read by the crawl's own spider middlewares (page.py).
                 self.notes.append(
                     "the usage answers (--usage, ROBOTSTXT_USAGE) come from the site's files alone (robots.txt, "
                     "and tdmrep.json for an AI purpose): a page's Content-Usage and tdm-reservation headers, its "
                     "tdm-reservation meta tag and its noai directive, which a crawl obeys too, are not checked "
-                    + ("(not even with --page)" if opts.page else "(the command downloads no page)")
+                    "(the command downloads no page; --page does)"
                 )
         except ValueError as exc:
             self.problem = str(exc)
