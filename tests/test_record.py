@@ -282,6 +282,14 @@ async def test_json_lines_keep_tdmrep_versions_and_reservations_and_the_summary_
     assert stat(crawler, "robotstxt/record/versions/tdmrep") == 1
     done = robots(folder, "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["reservations"] == {"train-ai (tdmrep.json)": 2}
+    # Asked afterwards, the record answers as the crawl decided: robots.txt allows /books/a,
+    # the tdmrep.json recorded then reserves it for the purpose the crawl declared.
+    asked = robots(folder, f"{site.url}/books/a")
+    assert asked.returncode == 1, asked.stdout + asked.stderr
+    assert f"{site.url}/books/a: denied" in asked.stdout, asked.stdout
+    assert "decided by: Forbidden by TDMRep reservation: tdmrep.json rule 1" in asked.stdout, asked.stdout
+    free = robots(folder, f"{site.url}/free")
+    assert free.returncode == 0 and f"{site.url}/free: allowed" in free.stdout, free.stdout + free.stderr
 
 
 @pytest_twisted.ensureDeferred

@@ -21,6 +21,7 @@ from scrapy_robots.commands.inputs import check_url
 from scrapy_robots.commands.output import EXIT_ALLOWED, EXIT_DENIED, EXIT_ERROR
 from scrapy_robots.config import rfc9309_options
 from scrapy_robots.record.reader import Record
+from scrapy_robots.record.version import TDMREP_JSON
 from scrapy_robots.useragent import default_user_agent
 
 if TYPE_CHECKING:
@@ -88,6 +89,12 @@ def answer(record: Record, url: str, at: float, agent: str | None, settings: Bas
             f"unreachable at that download ({version.error or f'HTTP {version.status}'}): the copy before it was kept"
         )
     result["allowed"], result["decided_by"] = _allowed(record, version, governs, url, agent, settings)
+    if result["allowed"]:
+        # What the crawl declared beside robots.txt's rules (its purposes, TDMRep's file):
+        # judged by the crawl's own verdict on the versions recorded then.
+        denied = _denied_for_usage(record, version, governs, url, at, agent, settings)
+        if denied is not None:
+            result["allowed"], result["decided_by"] = False, denied
     # The decisions made up to ``at``: a later one was not made yet at that time.
     result["recorded"] = [
         {"t": utc(row["t"]), "allowed": row["allowed"], "robots": row["robots"], "by": row["by"]}
@@ -111,6 +118,57 @@ def _allowed(
 
     explanation = RFC9309Parser(body, agent, options=rfc9309_options(settings)).explain(url)
     return explanation.allowed, explanation.reason
+
+
+def _denied_for_usage(
+    record: Record, version: Version, governs: str, url: str, at: float, agent: str, settings: BaseSettings
+) -> str | None:
+    """Why the crawl's verdict denies ``url`` for a purpose it declared (robots.txt's usage
+    lines, the site's tdmrep.json then), or None. The purposes are the crawl's, as its
+    decisions recorded them (else the project's ROBOTSTXT_USAGE)."""
+    from scrapy import Request
+
+    from scrapy_robots.cache import RobotsEntry
+    from scrapy_robots.config import RobotsConfig
+    from scrapy_robots.parsers.rfc9309 import RFC9309Parser
+    from scrapy_robots.policy import Action
+    from scrapy_robots.tdmrep import parse_tdmrep
+    from scrapy_robots.usage import site_preferences
+    from scrapy_robots.verdict import verdict
+
+    rows = [row for row in record.decisions_for(url) if row["t"] <= at]
+    purposes = sorted({purpose for row in rows for purpose in row.get("usage") or ()})
+    if purposes:
+        settings = settings.copy()
+        settings.set("ROBOTSTXT_USAGE", purposes, priority="cmdline")
+        settings.set("ROBOTSTXT_USAGE_MODE", "deny", priority="cmdline")
+    config = RobotsConfig.from_settings(settings)
+    if config.usage is None:
+        return None
+    body = record.body_of(governs)
+    site = site_of(url)
+    entry = RobotsEntry(site=site, action=Action.ALLOW, fetched_at=version.fetched_at, expires_at=float("inf"))
+    if body is not None and (version.action == "parse" or governs != version.sha256):
+        entry.action = Action.PARSE
+        entry.usage = site_preferences(body)
+        entry.parser = RFC9309Parser(body, agent, options=rfc9309_options(settings))
+    tdm = None
+    if config.tdmrep:
+        found = record.version_at(site, at, TDMREP_JSON)
+        if found is not None:
+            tdm = RobotsEntry(
+                site=site,
+                action=Action(found.action),
+                fetched_at=found.fetched_at,
+                expires_at=float("inf"),
+                status=found.status,
+                error=found.error,
+                failures=found.fields.get("failures", 0) or 0,
+            )
+            if tdm.action is Action.PARSE:
+                tdm.rules = parse_tdmrep(record.body_of(found.governs or found.sha256) or b"", config.maxsize)
+    answer = verdict(entry, Request(url, headers={"User-Agent": agent}), config, tdm)
+    return None if answer.allowed else answer.reason
 
 
 def run(opts: argparse.Namespace, urls: list[str], settings: BaseSettings) -> int:
