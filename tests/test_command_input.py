@@ -160,6 +160,8 @@ def test_brief_and_compare_are_refused_together(robots, tmp_path):
         "of every parser's answers; give one of them"
     )
     assert out.stderr.strip().splitlines()[-1].endswith(message)
+    # One line, as every other error of the command: not Scrapy's usage block above it.
+    assert out.stderr == f"scrapy robots: {message}\n", out.stderr
 
 
 # -- errors name what the user typed (#20 item 11) ----------------------------------------

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy.exceptions import UsageError
-
 from scrapy_robots.commands.query import BACKENDS
 
 if TYPE_CHECKING:
@@ -84,27 +82,26 @@ def add_robots_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_combinations(opts: argparse.Namespace) -> None:
-    """UsageError for options that cannot be given together, naming both."""
+def check_combinations(opts: argparse.Namespace) -> str | None:
+    """The error for options that cannot be given together, naming both; None when they can.
+    One line, as the command's other errors (not Scrapy's usage block)."""
     if opts.brief and opts.compare:
-        raise UsageError(
+        return (
             "--brief and --compare cannot be combined: --brief prints one line per URL, --compare a table of "
-            "every parser's answers; give one of them",
-            print_help=False,
+            "every parser's answers; give one of them"
         )
     for other in ("compare", "summary"):
         if opts.page and getattr(opts, other):
-            raise UsageError(
+            return (
                 f"--page and --{other} cannot be combined: --{other} prints no per-URL report for the page's "
-                "directives; give one of them",
-                print_help=False,
+                "directives; give one of them"
             )
     if opts.at and not opts.record:
-        raise UsageError("--at answers from a compliance record: give --record DIR too", print_help=False)
+        return "--at answers from a compliance record: give --record DIR too"
     for other in ("file", "compare", "lint", "strict", "page", "usage", "spider", "brief"):
         if opts.record and getattr(opts, other):
-            raise UsageError(
+            return (
                 f"--record and --{other} cannot be combined: --record answers from the record alone (its "
-                "versions, the URLs' verdicts, the recorded decisions); give one of them",
-                print_help=False,
+                "versions, the URLs' verdicts, the recorded decisions); give one of them"
             )
+    return None

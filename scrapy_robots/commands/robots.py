@@ -107,7 +107,6 @@ class Command(ScrapyCommand):
         unknown = unknown_options(args, self.known_options)
         if unknown:
             raise UsageError(unknown, print_help=False)
-        check_combinations(opts)
         super().process_options(args, opts)
         self.problem: str | None = None
         self.body: bytes | None = None
@@ -118,6 +117,9 @@ class Command(ScrapyCommand):
         # go to standard output, and a project's DEBUG log would bury them. Logging is
         # set up before run(): this cannot wait.
         self._unless_given("LOG_LEVEL", "WARNING")
+        self.problem = check_combinations(opts)
+        if self.problem is not None:
+            return
         if opts.strict:
             opts.lint = True
         self.problem = user_agent_option(opts.user_agent or [])
