@@ -383,6 +383,25 @@ async def test_while_robots_txt_is_unreachable_the_kept_copy_is_the_version_that
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_site_never_reached_has_no_version_in_the_record_answer(serve, tmp_path):
+    # A network error, and a 503, with no copy from before: the record says no version was
+    # fetched, not the SHA-256 of nothing, "HTTP None" or "0 bytes".
+    from servers import reset
+
+    down, busy = serve(reset()), serve(body("busy", 503))
+    folder = tmp_path / "record"
+    await crawl([f"{down.url}/a", f"{busy.url}/b"], ROBOTSTXT_RECORD=str(folder), ROBOTSTXT_UNREACHABLE_RETRY_TIMES=0)
+    for url, outcome in ((f"{down.url}/a", "unreachable ("), (f"{busy.url}/b", "unreachable (HTTP 503)")):
+        text = robots(folder, url)
+        assert text.returncode == 1, text.stdout + text.stderr
+        assert "robots.txt: no version: asked " in text.stdout and outcome in text.stdout, text.stdout
+        assert "no version was fetched" in text.stdout, text.stdout
+        assert "HTTP None" not in text.stdout and " 0 bytes" not in text.stdout and sha("") not in text.stdout
+        answer = json.loads(robots(folder, url, "--json").stdout)
+        assert answer["robots_txt"]["sha256"] is None and answer["robots_txt"]["size"] is None, answer
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_full_batch_is_written_before_the_timer_and_the_close(serve, tmp_path):
     site = serve(body(ROBOTS))
     site.pages = drip(b"ok", 0.05)

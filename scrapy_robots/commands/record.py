@@ -84,10 +84,12 @@ def answer(record: Record, url: str, at: float, agent: str | None, settings: Bas
         "expires_at": utc(version.expires_at),
         "record": version.source,
     }
+    outcome = version.error or f"HTTP {version.status}"
     if governs != version.sha256:
-        result["robots_txt"]["note"] = (
-            f"unreachable at that download ({version.error or f'HTTP {version.status}'}): the copy before it was kept"
-        )
+        result["robots_txt"]["note"] = f"unreachable at that download ({outcome}): the copy before it was kept"
+    elif version.action == "unreachable":
+        # No file came, and none was kept from before: there is no version to name.
+        result["robots_txt"].update(sha256=None, size=None, note=f"unreachable ({outcome}): no version was fetched")
     result["allowed"], result["decided_by"] = _allowed(record, version, governs, url, agent, settings)
     if result["allowed"]:
         # What the crawl declared beside robots.txt's rules (its purposes, TDMRep's file):
@@ -200,12 +202,19 @@ def _text(result: dict[str, Any]) -> str:
     if "error" in result:
         return f"{result['url']}: error: {result['error']}"
     robots = result["robots_txt"]
-    lines = [
-        f"{result['url']}: {'allowed' if result['allowed'] else 'denied'} at {result['at']} (as {result['agent']})",
-        f"  robots.txt: sha256 {robots['sha256']}, fetched {robots['fetched_at']} from {robots['url']} "
-        f"(HTTP {robots['status']} -> {robots['action']}, {robots['size']} bytes; record {robots['record']})",
-    ]
-    if "note" in robots:
+    verdict = "allowed" if result["allowed"] else "denied"
+    lines = [f"{result['url']}: {verdict} at {result['at']} (as {result['agent']})"]
+    if robots["sha256"] is None:
+        lines.append(
+            f"  robots.txt: no version: asked {robots['fetched_at']} from {robots['url']}, {robots['note']} "
+            f"(record {robots['record']})"
+        )
+    else:
+        lines.append(
+            f"  robots.txt: sha256 {robots['sha256']}, fetched {robots['fetched_at']} from {robots['url']} "
+            f"(HTTP {robots['status']} -> {robots['action']}, {robots['size']} bytes; record {robots['record']})"
+        )
+    if "note" in robots and robots["sha256"] is not None:
         lines.append(f"  note: {robots['note']}")
     lines.append(f"  decided by: {result['decided_by']}")
     for row in result["recorded"]:
