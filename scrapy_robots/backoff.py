@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
+from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots._settings import number, read_bool
 from scrapy_robots.fetch import FETCH_META, site_of
@@ -328,12 +329,13 @@ class PageBackoff:
             if began is not None:
                 logger.info(
                     "%(site)s answers again after its pause (%(paused).1fs since the first slow down): its delay "
-                    "is %(floor)s, back to %(base)gs in equal steps (ROBOTSTXT_BACKOFF_RECOVERY)",
+                    "is %(floor)s, back to %(base)gs in equal steps (ROBOTSTXT_BACKOFF_RECOVERY); %(slot)s",
                     {
                         "site": site_of(request),
                         "paused": now - began,
                         "floor": f"{floor:g}s" if floor is not None else "back",
                         "base": base,
+                        "slot": _slot_text(key, request, "resumes"),
                     },
                     extra={"spider": self.crawler.spider},
                 )
@@ -373,7 +375,7 @@ class PageBackoff:
             source = "Retry-After"
         logger.info(
             "%(site)s says slow down (HTTP %(status)d): its requests paused %(seconds).1fs (%(source)s), "
-            "then at a delay of %(floor)gs (was %(base)gs)",
+            "then at a delay of %(floor)gs (was %(base)gs); %(slot)s",
             {
                 "site": site_of(request),
                 "status": response.status,
@@ -381,9 +383,18 @@ class PageBackoff:
                 "source": source,
                 "floor": pause.floor,
                 "base": base,
+                "slot": _slot_text(key, request, "is paused"),
             },
             extra={"spider": self.crawler.spider},
         )
+
+
+def _slot_text(key: str, request: Request, what: str) -> str:
+    """The pause holds the downloader slot, not one site: say which, and what it spans
+    (Scrapy's default slot is the host: every port and scheme of it)."""
+    host = urlparse_cached(request).hostname
+    spans = "every port of the host" if key == host else "every request Scrapy puts in it"
+    return f"the slot {key!r} {what} ({spans})"
 
 
 class FleetPauses:

@@ -55,6 +55,10 @@ async def test_a_429_pauses_the_site_for_the_time_asked_and_every_page_comes(ser
     lines = [r.getMessage() for r in caplog.records if "says slow down" in r.getMessage()]
     assert len(lines) == stat(crawler, "robotstxt/backoff/paused"), lines
     assert lines[0].startswith(f"{site.url} says slow down (HTTP 429): its requests paused 2.0s (Retry-After)")
+    # The pause holds the downloader slot, every port of the host: the line says so.
+    assert lines[0].endswith("; the slot '127.0.0.2' is paused (every port of the host)"), lines[0]
+    [back] = [r.getMessage() for r in caplog.records if "answers again" in r.getMessage()]
+    assert back.endswith("; the slot '127.0.0.2' resumes (every port of the host)"), back
 
 
 def _in_seconds(seconds: float) -> str:
