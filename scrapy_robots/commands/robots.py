@@ -117,12 +117,9 @@ class Command(ScrapyCommand):
         # go to standard output, and a project's DEBUG log would bury them. Logging is
         # set up before run(): this cannot wait.
         self._unless_given("LOG_LEVEL", "WARNING")
-        self.problem = check_combinations(opts)
-        if self.problem is not None:
-            return
         if opts.strict:
             opts.lint = True
-        self.problem = user_agent_option(opts.user_agent or [])
+        self.problem = check_combinations(opts) or user_agent_option(opts.user_agent or [])
         if self.problem is not None:
             return
         if opts.file == "-" and opts.urls == "-":
