@@ -51,8 +51,8 @@ def request_agent(request: Any, configured: str | None, default: str) -> str | b
     """The agent ``request`` obeys robots.txt (and a page's directives) as:
     ``ROBOTSTXT_USER_AGENT`` (``configured``), else the request's own ``User-Agent`` header,
     else the crawl's (``default``, :func:`default_user_agent`), as Scrapy's middleware does.
-    ``request``: a Scrapy request, or None (a response without one). A header passed by
-    Scrapy's UserAgentMiddleware is bytes: the crawl's agent all the same."""
+    ``request``: a Scrapy request, or None (a response without one); a header comes as
+    bytes, a setting as text."""
     if configured:
         return configured
     return (request.headers.get(b"User-Agent") if request is not None else None) or default
