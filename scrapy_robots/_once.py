@@ -3,6 +3,7 @@ per-request decision the package takes on its own (items dropped, requests not f
 
 from __future__ import annotations
 
+import logging
 from typing import Final
 
 #: Pairs remembered at most: past it (a broad crawl), a site's first event is not kept, and
@@ -23,3 +24,10 @@ class OncePerSite:
         if len(self._said) < self._bound:
             self._said.add(key)
         return True
+
+    def level(self, site: str, what: str, stat: str, level: int = logging.INFO) -> tuple[int, str]:
+        """The level of the line for this event, and what the line adds: ``level`` and where
+        the rest are counted the first time, DEBUG and nothing after."""
+        if self.first(site, what):
+            return level, f" (said once per site; {stat} counts them)"
+        return logging.DEBUG, ""

@@ -159,16 +159,11 @@ class UsageMiddleware:
         stat = f"robotstxt/usage/items_dropped/{purpose}"
         self.stats.inc_value(stat)
         # The site's first drop for a purpose at INFO, as every other decision is said.
-        first = self._dropped.first(urlparse_cached(response).netloc, purpose)
+        level, suffix = self._dropped.level(urlparse_cached(response).netloc, purpose, stat)
         logger.log(
-            logging.INFO if first else logging.DEBUG,
-            "Item dropped: %(text)s of %(url)s denies %(purpose)s%(once)s",
-            {
-                "url": response.url,
-                "purpose": purpose,
-                "text": text,
-                "once": f" (said once per site; {stat} counts them)" if first else "",
-            },
+            level,
+            "Item dropped: %(text)s of %(url)s denies %(purpose)s" + suffix,
+            {"url": response.url, "purpose": purpose, "text": text},
             extra={"spider": self.crawler.spider},
         )
         return False

@@ -63,7 +63,6 @@ _FOUND: Final = "_robotstxt_directives"
 NOINDEX_ACTIONS: Final = ("mark", "drop", "ignore")
 #: A sitemap's root element, in its first bytes.
 _SITEMAP: Final = re.compile(rb"<(?:[\w-]+:)?(?:urlset|sitemapindex)[\s>]")
-#: Sites whose first drop was logged at INFO, at most (then DEBUG lines only).
 
 
 def source_slug(source: str) -> str:
@@ -226,9 +225,7 @@ class DirectivesMiddleware:
     ) -> None:
         """Count what was done, say it at DEBUG, and at ``level`` the first time on its site."""
         self.stats.inc_value(stat)
-        first = self._logged.first(urlparse_cached(response).netloc, what)
-        level = level if first else logging.DEBUG
-        suffix = f" (said once per site; {stat} counts them)" if first else ""
+        level, suffix = self._logged.level(urlparse_cached(response).netloc, what, stat, level)
         logger.log(level, message + suffix, args, extra={"spider": self.crawler.spider})
 
 
