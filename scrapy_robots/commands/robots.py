@@ -14,18 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
-from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import build_from_crawler
 
-from scrapy_robots.cache import check_storage_class
+from scrapy_robots.commands.crawl_settings import prepare_settings, unless_given
 from scrapy_robots.commands.inputs import (
-    NameTheFile,
     check_url,
-    parser_option,
     read_robotstxt,
     read_urls,
     unknown_options,
-    usage_option,
     user_agent_option,
 )
 from scrapy_robots.commands.options import add_robots_options, check_combinations
@@ -39,34 +35,20 @@ from scrapy_robots.commands.output import (
     unreachable_error,
 )
 from scrapy_robots.commands.page import NO_SITE, not_fetched
-from scrapy_robots.commands.project import choose_middleware
 from scrapy_robots.commands.query import (
-    FILE_SETTING,
-    LOCAL_FILE_MIDDLEWARE,
-    MIDDLEWARE_SETTING,
     PARSER_SETTING,
-    RAW_BODIES_MIDDLEWARE,
     RobotsQuerySpider,
     class_name,
     error_result,
-    recording_parser,
 )
 from scrapy_robots.commands.robots_text import (
     Paint,
 )
-from scrapy_robots.config import MEMORY_STORAGE, ONE_SHOT_SETTING, RobotsConfig
 from scrapy_robots.lint import lint_robotstxt
-from scrapy_robots.parsers import (
-    check_parser_class,
-)
 from scrapy_robots.summary import summarize_robotstxt
-from scrapy_robots.usage import UsageConfig
 
 if TYPE_CHECKING:
     import argparse
-
-
-CMDLINE = SETTINGS_PRIORITIES["cmdline"]
 
 
 class Command(ScrapyCommand):
@@ -116,7 +98,8 @@ class Command(ScrapyCommand):
         # Quiet unless the user asked (-L, --loglevel, -s LOG_LEVEL=...): the answers
         # go to standard output, and a project's DEBUG log would bury them. Logging is
         # set up before run(): this cannot wait.
-        self._unless_given("LOG_LEVEL", "WARNING")
+        assert self.settings is not None
+        unless_given(self.settings, "LOG_LEVEL", "WARNING")
         if opts.strict:
             opts.lint = True
         self.problem = check_combinations(opts) or user_agent_option(opts.user_agent or [])
@@ -131,70 +114,14 @@ class Command(ScrapyCommand):
             self.urls, self.problem = read_urls(opts.urls)
 
     def _prepare(self, opts: argparse.Namespace) -> None:
-        """Settings as the crawl would have them, then what the command changes: run
-        after the spider's custom_settings are in (``--spider`` needs the spider loader)."""
+        """The crawl's settings (crawl_settings.py): run after the spider's custom_settings
+        are in (``--spider`` needs the spider loader)."""
         assert self.settings is not None
-        settings = self.settings
-        # A command line answers now: one attempt, no unreachable retries.
-        self._unless_given("ROBOTSTXT_UNREACHABLE_RETRY_TIMES", 0)
-        settings.set(ONE_SHOT_SETTING, True, priority="cmdline")  # and its log says so
-        # A question writes nothing: not into the project's JOBDIR (its scheduler queue,
-        # spider state, robots.txt cache), not into a shared cache.
-        self._unless_given("JOBDIR", None)
-        self._unless_given("ROBOTSTXT_CACHE_STORAGE", MEMORY_STORAGE)
-        self._unless_given("ROBOTSTXT_RECORD", None)  # nor a line into the crawl's compliance record
-        try:
-            self.middleware = choose_middleware(settings, self.notes)
-        except ValueError as exc:  # ROBOTSTXT_OBEY neither true nor false
-            self.problem = str(exc)
-            return
-        if opts.user_agent and len(opts.user_agent) == 1:
-            settings.set("ROBOTSTXT_USER_AGENT", opts.user_agent[0], priority="cmdline")
-        elif opts.user_agent:
-            # Each check carries its agent as its User-Agent header (see RobotsQuerySpider).
-            settings.set("ROBOTSTXT_USER_AGENT", None, priority="cmdline")
-        if opts.parser:
-            path, self.problem = parser_option(opts.parser)
-            if self.problem is not None:
-                return
-            settings.set("ROBOTSTXT_PARSER", path, priority="cmdline")
-        if opts.usage:
-            self.problem = usage_option(opts.usage)
-            if self.problem is not None:
-                return
-        try:
-            # Every ROBOTSTXT_* setting checked now, with the middleware's own messages.
-            config = RobotsConfig.from_settings(settings)
-            self.maxsize = config.maxsize
-            chosen = config.parser_class
-            check_parser_class("ROBOTSTXT_PARSER", chosen)
-            check_storage_class("ROBOTSTXT_CACHE_STORAGE", config.storage_class)
-            if opts.usage:
-                settings.set("ROBOTSTXT_USAGE", opts.usage, priority="cmdline")
-                settings.set("ROBOTSTXT_USAGE_MODE", "deny", priority="cmdline")
-            if UsageConfig.from_settings(settings) is not None and not opts.page:
-                # With --page, the page is read by the crawl's own spider middlewares (page.py).
-                self.notes.append(
-                    "the usage answers (--usage, ROBOTSTXT_USAGE) come from the site's files alone (robots.txt, "
-                    "and tdmrep.json for an AI purpose): a page's Content-Usage and tdm-reservation headers, its "
-                    "tdm-reservation meta tag and its noai directive, which a crawl obeys too, are not checked "
-                    "(the command downloads no page; --page does)"
-                )
-        except ValueError as exc:
-            self.problem = str(exc)
-            return
-        # ROBOTSTXT_MAX_WAITING bounds the requests a crawl parks in its downloader; the
-        # command's questions are no downloads, and each must wait for its answer.
-        settings.set("ROBOTSTXT_MAX_WAITING", sys.maxsize, priority="cmdline")
-        settings.set(PARSER_SETTING, chosen, priority="cmdline")
-        settings.set(MIDDLEWARE_SETTING, self.middleware, priority="cmdline")
-        settings.set("ROBOTSTXT_PARSER", recording_parser(chosen), priority="cmdline")
-        if opts.lint:
-            settings["DOWNLOADER_MIDDLEWARES"].set(RAW_BODIES_MIDDLEWARE, 580, priority="cmdline")
-        if self.body is not None:
-            NameTheFile(opts.file).install()
-            settings.set(FILE_SETTING, self.body, priority="cmdline")
-            settings["DOWNLOADER_MIDDLEWARES"].set(LOCAL_FILE_MIDDLEWARE, 1, priority="cmdline")
+        prepared = prepare_settings(self.settings, opts, self.body, self.notes)
+        if isinstance(prepared, str):
+            self.problem = prepared
+        else:
+            self.maxsize = prepared
 
     def _apply_spider(self, name: str) -> None:
         """``--spider``: the spider's ``custom_settings`` (at their own priority, so ``-s``
@@ -213,11 +140,6 @@ class Command(ScrapyCommand):
         user_agent = getattr(spidercls, "user_agent", None)
         if user_agent:
             self.settings.set("USER_AGENT", user_agent, priority="spider")
-
-    def _unless_given(self, name: str, value: Any) -> None:
-        assert self.settings is not None
-        if (self.settings.getpriority(name) or 0) < CMDLINE:
-            self.settings.set(name, value, priority="cmdline")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if opts.record and self.problem is None:  # from a compliance record, no crawl
