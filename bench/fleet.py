@@ -357,10 +357,10 @@ def report(result: RunResult) -> None:
 
 def default_margin() -> float:
     # Read from the code rather than restated here, so the report follows the default.
-    # (scrapy_robots.config imports Scrapy's settings only: no reactor is installed.)
+    # (scrapy_robots.settings.config imports Scrapy's settings only: no reactor is installed.)
     from scrapy.settings import Settings
 
-    from scrapy_robots.config import FleetConfig
+    from scrapy_robots.settings.config import FleetConfig
 
     return FleetConfig.from_settings(Settings(), 30.0).pacing_margin
 

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _common import print_table  # noqa: E402
 
-from scrapy_robots._sfv import Token, parse_sf_dictionary, parse_sf_list  # noqa: E402
+from scrapy_robots.utils.sfv import Token, parse_sf_dictionary, parse_sf_list  # noqa: E402
 
 try:
     import http_sfv
@@ -271,11 +271,12 @@ def import_cost() -> None:
     marginal = [float(subprocess.check_output([sys.executable, "-c", after], text=True)) for _ in range(3)]
     files = [p for p in Path(http_sfv.__file__).parent.glob("*.py")]
     lines = sum(len(p.read_text().splitlines()) for p in files)
-    ours_lines = len((ROOT / "scrapy_robots" / "_sfv.py").read_text().splitlines())
+    ours_lines = len((ROOT / "scrapy_robots" / "utils" / "sfv.py").read_text().splitlines())
     print(
-        f"http-sfv {http_sfv.__version__}: {len(files)} modules, {lines} lines (ours: _sfv.py, {ours_lines} lines, "
-        f"robots.txt line helpers included); import {statistics.median(times) * 1e3:.1f} ms in a fresh "
-        f"interpreter, {statistics.median(marginal) * 1e3:.1f} ms after Scrapy's (medians of 3); "
+        f"http-sfv {http_sfv.__version__}: {len(files)} modules, {lines} lines (ours: utils/sfv.py, "
+        f"{ours_lines} lines, robots.txt line helpers included); "
+        f"import {statistics.median(times) * 1e3:.1f} ms in a fresh interpreter, "
+        f"{statistics.median(marginal) * 1e3:.1f} ms after Scrapy's (medians of 3); "
         "requires typing-extensions.\n"
     )
 

@@ -1,8 +1,9 @@
 """RobotsTxtMiddleware: a request in, a verdict out.
 
-request -> site entry (sites.py: hot tier | storage | one fetch -> decision.py -> reader.py)
-        -> the spider's own robots.txt answered (serving.py)
-        -> verdict (verdict.py) -> the slot's pause (backoff.py) -> pace (pacing.py -> slots.py)
+request -> site entry (policyfiles/book.py: hot tier | storage | one fetch
+                      -> policyfiles/decision.py -> policyfiles/reader.py)
+        -> the spider's own robots.txt answered (policyfiles/serving.py)
+        -> verdict (verdict.py) -> the slot's pause (pace/backoff.py) -> pace (pace/pacing.py -> pace/slots.py)
 
 This module only wires the parts and sequences them; docs/flow.rst follows one request
 through them.
@@ -19,19 +20,19 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_robots.addon import STOCK
-from scrapy_robots.backoff import PAUSED, BackoffConfig, PageBackoff
 from scrapy_robots.cache import RobotsCache, RobotsEntry, RobotsStorage, check_storage_class
-from scrapy_robots.config import RobotsConfig, cache_size
-from scrapy_robots.fetch import RobotsFetcher
-from scrapy_robots.pacing import SitePacing
-from scrapy_robots.reader import RobotsReader
+from scrapy_robots.pace.backoff import PAUSED, BackoffConfig, PageBackoff
+from scrapy_robots.pace.pacing import SitePacing
+from scrapy_robots.pace.slots import SlotPacer, leave_redirecting_hosts_slot, warn_at_start_if_slots_missing
+from scrapy_robots.pace.waiting import CrawlClosing, RoomFull, WaitingRoom, timer
+from scrapy_robots.policyfiles.book import SiteBook
+from scrapy_robots.policyfiles.fetch import RobotsFetcher
+from scrapy_robots.policyfiles.reader import RobotsReader
+from scrapy_robots.policyfiles.serving import ROBOTS_PATH, RobotsServer
 from scrapy_robots.record.crawl import compliance_record
-from scrapy_robots.serving import ROBOTS_PATH, RobotsServer
-from scrapy_robots.sites import SiteBook
-from scrapy_robots.slots import SlotPacer, leave_redirecting_hosts_slot, warn_at_start_if_slots_missing
+from scrapy_robots.settings.config import RobotsConfig, cache_size
 from scrapy_robots.tdmrep.crawl import TdmRepBook
 from scrapy_robots.verdict import ALLOWED, FORBIDDEN, OtherAgent, Verdict, verdict
-from scrapy_robots.waiting import CrawlClosing, RoomFull, WaitingRoom, timer
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -64,7 +65,7 @@ class RobotsTxtMiddleware:
         self.room = WaitingRoom(crawler, config.max_waiting, config.requeue_on_close)
         self.pacing = self._pacing(crawler, self.storage, self.room)
         backoff = BackoffConfig.from_settings(crawler.settings)
-        # "Slow down" answers to pages pause their slot (backoff.py): it hears them itself.
+        # "Slow down" answers to pages pause their slot (pace/backoff.py): it hears them itself.
         self.backoff = PageBackoff(crawler, self.pacing, backoff) if backoff.enabled else None
         if config.crawl_delay:
             warn_at_start_if_slots_missing(crawler)
@@ -152,7 +153,7 @@ class RobotsTxtMiddleware:
 
     def _turn(self, entry: RobotsEntry, request: Request) -> Awaitable[None] | None:
         """What ``request`` waits for before the downloader, None for nothing: its slot's
-        pause (the site said slow down: backoff.py), then its turn in the site's pace."""
+        pause (the site said slow down: pace/backoff.py), then its turn in the site's pace."""
         if self.backoff is not None and self.backoff.rules:  # some slot was told to slow down
             left = self.backoff.pause_left(request)
             if left > 0:

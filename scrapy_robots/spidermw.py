@@ -20,8 +20,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
 
-from scrapy_robots._once import OncePerSite
-from scrapy_robots.config import RobotsConfig
+from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.tdmrep import combine, header_reservation, meta_reservation
 from scrapy_robots.tdmrep.reading import META_KEY as TDM_META_KEY
 from scrapy_robots.tdmrep.reading import answer_from_meta
@@ -33,6 +32,7 @@ from scrapy_robots.usage import (
     header_preference,
     stricter,
 )
+from scrapy_robots.utils.once import OncePerSite
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator

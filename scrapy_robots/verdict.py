@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.cache.entry import Action
-from scrapy_robots.retry_after import delayed_by_server, given_up_for_retry_after
+from scrapy_robots.policyfiles.retry_after import delayed_by_server, given_up_for_retry_after
 from scrapy_robots.tdmrep.reading import META_KEY as TDM_META_KEY
 from scrapy_robots.tdmrep.reading import answer_as_meta, file_answer
 from scrapy_robots.tdmrep.reading import preferences as tdm_preferences
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_robots.cache import RobotsEntry
-    from scrapy_robots.config import RobotsConfig
+    from scrapy_robots.settings.config import RobotsConfig
     from scrapy_robots.usage import Preference
 
 logger = logging.getLogger(__name__)

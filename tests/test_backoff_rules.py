@@ -1,4 +1,4 @@
-"""The page-level backoff's rules (scrapy_robots.backoff), as tables: the pause a
+"""The page-level backoff's rules (scrapy_robots.pace.backoff), as tables: the pause a
 throttling answer asks, the floor it raises, the steps back. Real crawls are in
 test_backoff.py."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from scrapy.settings import Settings
 
-from scrapy_robots.backoff import MIN_DELAY, Backoff, BackoffConfig
+from scrapy_robots.pace.backoff import MIN_DELAY, Backoff, BackoffConfig
 
 WALL = 1_800_000_000.0  # time.time() of the answers
 KEY = "shop.example"

@@ -16,7 +16,7 @@ from servers import body
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsCache, RobotsEntry, lifetime_from_headers, pack, unpack
 from scrapy_robots.cache.hot import TEXT_RULES
-from scrapy_robots.policy import Action
+from scrapy_robots.policyfiles.policy import Action
 
 PROTEGO = "scrapy_robots.parsers.ProtegoParser"
 
@@ -385,7 +385,7 @@ async def test_the_site_memo_keeps_its_first_sites_under_an_interleaved_frontier
     # A broad crawl's frontier visits every site before any site again: a memo of site keys
     # that started over when full (or forgot its oldest) would miss on every request once
     # the crawl has more sites than it holds. It keeps the first it met instead.
-    import scrapy_robots.sites
+    import scrapy_robots.policyfiles.book
 
     computed = []
 
@@ -393,9 +393,9 @@ async def test_the_site_memo_keeps_its_first_sites_under_an_interleaved_frontier
         computed.append(request.url)
         return site_of(request)
 
-    site_of = scrapy_robots.sites.site_of
-    monkeypatch.setattr(scrapy_robots.sites, "SITE_MEMO", 2)
-    monkeypatch.setattr(scrapy_robots.sites, "site_of", counting_site_of)
+    site_of = scrapy_robots.policyfiles.book.site_of
+    monkeypatch.setattr(scrapy_robots.policyfiles.book, "SITE_MEMO", 2)
+    monkeypatch.setattr(scrapy_robots.policyfiles.book, "site_of", counting_site_of)
     sites = [serve(body("User-agent: *\nDisallow: /private\n")) for _ in range(4)]
     urls = [f"{site.url}/{path}" for path in ("a", "b", "private") for site in sites]
     crawler = await crawl(urls, CONCURRENT_REQUESTS=1)

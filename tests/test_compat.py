@@ -70,7 +70,7 @@ async def test_a_downloader_without_slots_is_named_at_start_up(serve, caplog):
             SCHEDULER_PRIORITY_QUEUE=SCOPES_QUEUE,
             AUTOTHROTTLE_ENABLED=False,
         )
-    [warning] = [r for r in caplog.records if r.name == "scrapy_robots.slots"]
+    [warning] = [r for r in caplog.records if r.name == "scrapy_robots.pace.slots"]
     assert "Crawl-delay and Request-rate cannot be applied" in warning.getMessage()
     assert "has no Downloader.slots" in warning.getMessage()
     assert "ROBOTSTXT_CRAWL_DELAY = False" in warning.getMessage()
@@ -94,7 +94,7 @@ async def test_no_warning_when_crawl_delay_is_off(serve, caplog):
             SCHEDULER_PRIORITY_QUEUE=SCOPES_QUEUE,
             ROBOTSTXT_CRAWL_DELAY=False,
         )
-    assert not [r for r in caplog.records if r.name == "scrapy_robots.slots"]
+    assert not [r for r in caplog.records if r.name == "scrapy_robots.pace.slots"]
     assert crawler.spider.downloaded == [f"{site.url}/a"]
 
 
@@ -103,6 +103,6 @@ async def test_scrapys_own_downloader_has_everything(serve, caplog):
     site = serve(body("User-agent: *\nCrawl-delay: 0.3\n"))
     with caplog.at_level(logging.WARNING, logger="scrapy_robots"):
         crawler = await crawl([f"{site.url}/a"])
-    assert not [r for r in caplog.records if r.name == "scrapy_robots.slots"]
+    assert not [r for r in caplog.records if r.name == "scrapy_robots.pace.slots"]
     assert stat(crawler, "robotstxt/crawl_delay/unsupported") == 0
     assert stat(crawler, "robotstxt/crawl_delay/error") == 0

@@ -15,7 +15,7 @@ from crawling import RecordingSpider, crawl, stat
 from scrapy import Request
 from servers import body, redirect
 
-from scrapy_robots.delay import read_site_delay
+from scrapy_robots.pace.delay import read_site_delay
 from scrapy_robots.parsers import RFC9309Parser
 
 # Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).

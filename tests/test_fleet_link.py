@@ -226,7 +226,7 @@ async def test_more_calls_in_flight_than_a_pool_holds_never_read_as_unreachable(
 def test_a_bad_connections_setting_fails_at_startup_naming_it(value):
     from scrapy.settings import Settings
 
-    from scrapy_robots.config import FleetConfig
+    from scrapy_robots.settings.config import FleetConfig
 
     with pytest.raises(ValueError, match="ROBOTSTXT_REDIS_CONNECTIONS must be a"):
         FleetConfig.from_settings(Settings({"ROBOTSTXT_REDIS_CONNECTIONS": value}), 5.0)

@@ -77,7 +77,7 @@ def test_in_a_crawl_settings(tmp_path):
 def test_without_the_library_the_error_names_the_extra():
     code = (
         "import sys; sys.modules['jwm.robotstxt'] = None; sys.modules['jwm.robotstxt.googlebot'] = None\n"
-        "from scrapy_robots.config import _load_value\n"
+        "from scrapy_robots.settings.config import _load_value\n"
         "try:\n"
         "    _load_value('ROBOTSTXT_PARSER', 'scrapy_robots.parsers.GoogleParser')\n"
         "except ValueError as exc:\n"

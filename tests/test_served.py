@@ -30,7 +30,7 @@ from twisted.internet.task import deferLater
 
 from scrapy_robots.cache import RobotsEntry, SqliteRobotsStorage, pack, unpack
 from scrapy_robots.cache.entry import RECORD_FIELDS, entry_from_record, record_of
-from scrapy_robots.policy import Action
+from scrapy_robots.policyfiles.policy import Action
 
 WITHOUT_PACKAGE = {"ROBOTSTXT_OBEY": False, "DOWNLOADER_MIDDLEWARES": {}}
 STOCK = {"DOWNLOADER_MIDDLEWARES": {}}  # Scrapy's own RobotsTxtMiddleware, as Scrapy enables it

@@ -61,7 +61,7 @@ async def test_excluded_domains_never_fetched(serve):
 def test_excluded_domain_matching_on_label_boundaries():
     from scrapy.settings import Settings
 
-    from scrapy_robots.config import RobotsConfig
+    from scrapy_robots.settings.config import RobotsConfig
 
     config = RobotsConfig.from_settings(Settings({"ROBOTSTXT_EXCLUDED_DOMAINS": ["gov", ".Mil.", "example.org"]}))
     assert config.excludes("https://www.nasa.gov:443")
@@ -186,7 +186,7 @@ def test_a_bad_setting_fails_at_startup_naming_it(name, value, message):
 def test_good_values_read_as_given(name, value, expected):
     from scrapy.settings import Settings
 
-    from scrapy_robots.config import RobotsConfig
+    from scrapy_robots.settings.config import RobotsConfig
 
     config = RobotsConfig.from_settings(Settings({name: value}))
     field = {
@@ -202,8 +202,8 @@ def test_good_values_read_as_given(name, value, expected):
 def test_status_policy_as_json_as_scrapy_reads_dict_settings():
     from scrapy.settings import Settings
 
-    from scrapy_robots.config import RobotsConfig
-    from scrapy_robots.policy import Action
+    from scrapy_robots.policyfiles.policy import Action
+    from scrapy_robots.settings.config import RobotsConfig
 
     policy = RobotsConfig.from_settings(
         Settings({"ROBOTSTXT_STATUS_POLICY": '{"503": "allow", "preset": "rfc9309"}'})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapy_robots._sfv import Token, parse_sf_dictionary, parse_sf_list
+from scrapy_robots.utils.sfv import Token, parse_sf_dictionary, parse_sf_list
 
 
 @pytest.mark.parametrize(
@@ -92,7 +92,7 @@ def test_dates_display_strings_and_byte_sequences(text, expected):
 
 
 def test_the_new_types_are_told_apart():
-    from scrapy_robots._sfv import Date, DisplayString
+    from scrapy_robots.utils.sfv import Date, DisplayString
 
     ((item, parameters),) = parse_sf_list('%"caf%c3%a9";at=@0')
     assert isinstance(item, DisplayString) and item == "caf\u00e9"

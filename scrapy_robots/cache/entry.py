@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from scrapy_robots.policy import Action
+from scrapy_robots.policyfiles.policy import Action
 
 if TYPE_CHECKING:
-    from scrapy_robots.delay import SiteDelay
+    from scrapy_robots.pace.delay import SiteDelay
     from scrapy_robots.parsers import RobotParser
     from scrapy_robots.rfc9309 import RobotsTxt
 
@@ -42,10 +42,10 @@ class RobotsEntry:
     #: seconds the server's Retry-After asked from ``fetched_at`` (a 429 or 503), or None
     retry_after: float | None = None
     #: the response's ``Content-Type`` ("" when it had none), to answer the spider's own
-    #: robots.txt request (serving.py); None when no response gave one, or in a record of
+    #: robots.txt request (policyfiles/serving.py); None when no response gave one, or in a record of
     #: a version that did not keep it
     content_type: str | None = None
-    #: when the retry schedule makes an unreachable site's last attempt (retry_after.py:
+    #: when the retry schedule makes an unreachable site's last attempt (policyfiles/retry_after.py:
     #: ``schedule_ends``), kept so that a Retry-After that lengthened one attempt does not
     #: push the bound later; None out of an unreachable streak, or in an older record
     schedule_end: float | None = None

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy_robots.cache.entry import RobotsEntry, entry_from_record, record_of
 from scrapy_robots.cache.storage import RobotsStorage
-from scrapy_robots.config import cache_path
+from scrapy_robots.settings.config import cache_path
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -14,9 +14,9 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from scrapy_robots._settings import object_name
 from scrapy_robots.cache.entry import RobotsEntry, pack, unpack
-from scrapy_robots.config import cache_size
+from scrapy_robots.settings.config import cache_size
+from scrapy_robots.settings.readers import object_name
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -29,7 +29,7 @@ class SitePacer(Protocol):
 
     async def reserve(self, site: str, delay: float, not_before: float = 0.0, raised: float = 0.0) -> float | None:
         """Reserve the site's next start at least ``not_before`` s from now; the seconds to
-        wait. ``raised``: this crawler's "slow down" floor (scrapy_robots.backoff), which
+        wait. ``raised``: this crawler's "slow down" floor (scrapy_robots.pace.backoff), which
         spaces this start from the last one but is not the site's kept delay."""
 
     async def mark_start(self, site: str, delay: float, ago: float) -> bool | None:

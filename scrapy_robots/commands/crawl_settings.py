@@ -22,8 +22,8 @@ from scrapy_robots.commands.query import (
     RAW_BODIES_MIDDLEWARE,
     recording_parser,
 )
-from scrapy_robots.config import MEMORY_STORAGE, ONE_SHOT_SETTING, RobotsConfig
 from scrapy_robots.parsers import check_parser_class
+from scrapy_robots.settings.config import MEMORY_STORAGE, ONE_SHOT_SETTING, RobotsConfig
 from scrapy_robots.usage import UsageConfig
 
 if TYPE_CHECKING:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scrapy_robots._settings import read_bool
 from scrapy_robots.addon import OURS, STOCK, Addon
 from scrapy_robots.commands.query import class_name
+from scrapy_robots.settings.readers import read_bool
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

@@ -18,10 +18,11 @@ from scrapy_robots.commands.robots_text import (
     UNSUPPORTED,
     size_text,
 )
-from scrapy_robots.config import RobotsConfig
+from scrapy_robots.commands.summary import summarize_robotstxt
 from scrapy_robots.decoding import charset_from_content_type
-from scrapy_robots.fetch import FETCH_META, ROBOTS_TXT, robots_url
 from scrapy_robots.lint import Finding, lint_robotstxt
+from scrapy_robots.pace.slots import slot_delay
+from scrapy_robots.pace.slots import user_delay as slot_user_delay
 from scrapy_robots.parsers import (
     SHORT_NAMES,
     DirectiveNotSupported,
@@ -29,11 +30,10 @@ from scrapy_robots.parsers import (
     as_robot_parser,
     default_user_agent,
 )
-from scrapy_robots.policy import Action
-from scrapy_robots.retry_after import delayed_by_server
-from scrapy_robots.slots import slot_delay
-from scrapy_robots.slots import user_delay as slot_user_delay
-from scrapy_robots.summary import summarize_robotstxt
+from scrapy_robots.policyfiles.fetch import FETCH_META, ROBOTS_TXT, robots_url
+from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.policyfiles.retry_after import delayed_by_server
+from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.tdmrep.reading import answer_as_meta, file_answer
 from scrapy_robots.usage import preference
 from scrapy_robots.useragent import product_token
@@ -222,7 +222,7 @@ class RobotsQuerySpider(Spider):
                 self.results[index]["directives"] = None
 
     def _report(self, url: str, request: Request, entry: RobotsEntry, tdm: RobotsEntry | None) -> dict[str, Any]:
-        from scrapy_robots.delay import read_site_delay
+        from scrapy_robots.pace.delay import read_site_delay
 
         config = self.config
         agent = as_text(user_agent(request, config))
@@ -311,7 +311,7 @@ class RobotsQuerySpider(Spider):
         agent: str,
         recorded: RecordingParser | None,
     ) -> dict[str, Any]:
-        from scrapy_robots.delay import read_site_delay
+        from scrapy_robots.pace.delay import read_site_delay
 
         if self._backends is None:
             self._backends = installed_backends(self.crawler)

@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 
 from scrapy_robots.commands.inputs import check_url
 from scrapy_robots.commands.output import EXIT_ALLOWED, EXIT_DENIED, EXIT_ERROR
-from scrapy_robots.config import rfc9309_options
 from scrapy_robots.record.reader import Record
 from scrapy_robots.record.version import TDMREP_JSON
+from scrapy_robots.settings.config import rfc9309_options
 from scrapy_robots.useragent import default_user_agent
 
 if TYPE_CHECKING:
@@ -131,9 +131,9 @@ def _denied_for_usage(
     from scrapy import Request
 
     from scrapy_robots.cache import RobotsEntry
-    from scrapy_robots.config import RobotsConfig
     from scrapy_robots.parsers.rfc9309 import RFC9309Parser
-    from scrapy_robots.policy import Action
+    from scrapy_robots.policyfiles.policy import Action
+    from scrapy_robots.settings.config import RobotsConfig
     from scrapy_robots.tdmrep import parse_tdmrep
     from scrapy_robots.usage import site_preferences
     from scrapy_robots.verdict import verdict

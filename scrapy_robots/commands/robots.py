@@ -44,8 +44,8 @@ from scrapy_robots.commands.query import (
 from scrapy_robots.commands.robots_text import (
     Paint,
 )
+from scrapy_robots.commands.summary import summarize_robotstxt
 from scrapy_robots.lint import lint_robotstxt
-from scrapy_robots.summary import summarize_robotstxt
 
 if TYPE_CHECKING:
     import argparse

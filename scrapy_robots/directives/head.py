@@ -1,5 +1,5 @@
 """``<meta name="robots" content="...">`` and ``<meta name="BOTNAME" content="...">``,
-read from a document's head bytes without a DOM (:mod:`scrapy_robots.html_head`: the
+read from a document's head bytes without a DOM (:mod:`scrapy_robots.utils.html_head`: the
 first ``HEAD_BYTES`` up to ``</head>``, comments and scripts skipped). Entities in the
 content are not expected in a directive list and are left as they are.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from scrapy_robots.directives.rules import NONE, Directives, read_directives
-from scrapy_robots.html_head import HEAD_BYTES, head_meta_tags, meta_name
+from scrapy_robots.utils.html_head import HEAD_BYTES, head_meta_tags, meta_name
 
 __all__ = ["HEAD_BYTES", "meta_directives", "other_crawlers_in_head"]
 

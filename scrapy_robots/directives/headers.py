@@ -16,8 +16,8 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from scrapy_robots._sfv import parse_sf_list
 from scrapy_robots.directives.rules import NONE, WITH_VALUE, Directives, read_directives
+from scrapy_robots.utils.sfv import parse_sf_list
 
 LEGACY: Final = "X-Robots-Tag"
 STRUCTURED: Final = "Robots-Tag"

@@ -36,13 +36,13 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
 
-from scrapy_robots._once import OncePerSite
-from scrapy_robots._settings import choice, read_bool
 from scrapy_robots.directives.head import meta_directives
 from scrapy_robots.directives.headers import LEGACY, STRUCTURED, header_directives
 from scrapy_robots.directives.links import key, nofollow_only
 from scrapy_robots.directives.rules import NONE, Directives
+from scrapy_robots.settings.readers import choice, read_bool
 from scrapy_robots.useragent import default_user_agent, product_token, request_agent
+from scrapy_robots.utils.once import OncePerSite
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator

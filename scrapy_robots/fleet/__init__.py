@@ -9,7 +9,7 @@
   over by exactly one waiter when the holder stops renewing it.
 - ``writeback.py``: the records written back when Redis lost them (a FLUSHALL, a restart
   without its data).
-- ``pacing.py``: :class:`RedisPacer`, one pace per downloader slot, reserved with atomic
+- ``pace/pacing.py``: :class:`RedisPacer`, one pace per downloader slot, reserved with atomic
   scripts on Redis's own clock; :class:`SharedPacing`, the middleware's pacing call.
 - ``link.py``: :class:`RedisLink`, the connection, its bound on calls in flight, and the
   circuit breaker (one outage, one rung; a PING says when Redis is back).

@@ -1,7 +1,7 @@
 """A downloader slot's delay enforced across every crawler of the fleet.
 
 :class:`RedisPacer` keeps the pace in Redis; :class:`SharedPacing` is the middleware's
-pacing call (:mod:`scrapy_robots.pacing`) when the storage shares a pace.
+pacing call (:mod:`scrapy_robots.pace.pacing`) when the storage shares a pace.
 
 The pace is one per downloader slot as Scrapy keys it (the host name, or the request's
 ``download_slot``), so sites on ports of one host share it, as they share the slot. Each
@@ -28,18 +28,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.fleet.link import RedisLink
-from scrapy_robots.pacing import SitePacing
-from scrapy_robots.slots import engine_closing
-from scrapy_robots.waiting import CrawlClosing
+from scrapy_robots.pace.pacing import SitePacing
+from scrapy_robots.pace.slots import engine_closing
+from scrapy_robots.pace.waiting import CrawlClosing
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
     from scrapy_robots.cache import RobotsEntry, SitePacer
-    from scrapy_robots.fetch import FetchResult
-    from scrapy_robots.slots import SlotPacer
-    from scrapy_robots.waiting import WaitingRoom
+    from scrapy_robots.pace.slots import SlotPacer
+    from scrapy_robots.pace.waiting import WaitingRoom
+    from scrapy_robots.policyfiles.fetch import FetchResult
 
 #: A slot's pace state outlives its last reserved start by this much (seconds): a key
 #: found missing is then a lost state (FLUSHALL, empty restart), not an idle slot.
@@ -131,7 +131,7 @@ return 0
 )
 
 
-# A "slow down" (scrapy_robots.backoff): no start of the slot before ARGV[3] microseconds
+# A "slow down" (scrapy_robots.pace.backoff): no start of the slot before ARGV[3] microseconds
 # from now; the slot is listed in KEYS[3] (a sorted set: slot -> end of its pause, Redis
 # clock), which every crawler reads each second (PAUSES) for the slots it does not pace
 # through the fleet.
@@ -295,7 +295,7 @@ class SharedPacing(SitePacing):
             super().pace(entry, request)
             return
         # The fleet's reservation is the slot's pace; the local slot only keeps this
-        # crawler's own starts a floor apart, without jitter (see slots.py).
+        # crawler's own starts a floor apart, without jitter (see pace/slots.py).
         self.slots.apply_fleet_pacing(request, floor)
         await self._sleep(wait, entry.site)
 

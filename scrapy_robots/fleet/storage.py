@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry, RobotsStorage
 from scrapy_robots.cache.entry import entry_from_record, record_of, unpack
-from scrapy_robots.config import FleetConfig, cache_size, fetch_timeout
 from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
 from scrapy_robots.fleet.lock import FetchLock
 from scrapy_robots.fleet.pacing import RedisPacer, Reservation
 from scrapy_robots.fleet.writeback import RecordsWriteBack
+from scrapy_robots.settings.config import FleetConfig, cache_size, fetch_timeout
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -271,7 +271,7 @@ class FleetPacer:
 
     async def reserve(self, slot: str, delay: float, not_before: float = 0.0, raised: float = 0.0) -> float | None:
         """The seconds to wait for the slot's next start (None while Redis is away);
-        ``raised``: this crawler's "slow down" floor (scrapy_robots.backoff)."""
+        ``raised``: this crawler's "slow down" floor (scrapy_robots.pace.backoff)."""
         interval = delay + self.margin
         try:
             wait = await self._reserve(slot, interval, not_before, raised + self.margin if raised > 0 else 0.0)
@@ -365,7 +365,7 @@ class FleetPacer:
         return True
 
     async def pause(self, slot: str, delay: float, seconds: float) -> bool | None:
-        """A "slow down" for every crawler of the fleet (scrapy_robots.backoff)."""
+        """A "slow down" for every crawler of the fleet (scrapy_robots.pace.backoff)."""
         try:
             await self.redis.pause(slot, delay + self.margin, seconds)
         except FleetUnavailable:

@@ -6,8 +6,8 @@ import inspect
 from abc import ABCMeta, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from scrapy_robots._settings import object_name
 from scrapy_robots.decoding import decode_robotstxt
+from scrapy_robots.settings.readers import object_name
 from scrapy_robots.useragent import default_user_agent, product_token
 
 if TYPE_CHECKING:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
-from scrapy_robots.config import rfc9309_options as options_from_settings
 from scrapy_robots.parsers.base import (
     ALLOW,
     CONTENT_USAGE,
@@ -18,6 +17,7 @@ from scrapy_robots.parsers.base import (
     default_user_agent,
 )
 from scrapy_robots.rfc9309 import AgentRules, Explanation, Options, RobotsTxt
+from scrapy_robots.settings.config import rfc9309_options as options_from_settings
 
 if TYPE_CHECKING:
     from typing import Self

@@ -2,7 +2,7 @@
 
 :func:`compliance_record` builds a :class:`ComplianceRecord` when ``ROBOTSTXT_RECORD``
 names a folder, None otherwise (then nothing here runs: one ``is None`` per call site).
-:meth:`~ComplianceRecord.fetched` is called once per policy file download (sites.py,
+:meth:`~ComplianceRecord.fetched` is called once per policy file download (policyfiles/book.py,
 tdmrep/crawl.py), :meth:`~ComplianceRecord.decided` once per verdict (middleware.py).
 Both only append to a list; the list is written (writer.py) every
 ``ROBOTSTXT_RECORD_FLUSH_INTERVAL`` seconds, as soon as it holds ``ROBOTSTXT_RECORD_BATCH``
@@ -21,11 +21,11 @@ from scrapy import signals
 from scrapy.utils.reactor import CallLaterOnce
 from twisted.internet.task import LoopingCall
 
-from scrapy_robots._settings import choice, number
-from scrapy_robots.policy import Action
+from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.record import META_KEY
 from scrapy_robots.record.version import ROBOTS_TXT, PolicyVersion, response_headers, sha256_of
 from scrapy_robots.record.writer import FORMATS, RecordWriter
+from scrapy_robots.settings.readers import choice, number
 from scrapy_robots.tdmrep.reading import META_KEY as TDM_META_KEY
 from scrapy_robots.usage import META_KEY as USAGE_META_KEY
 from scrapy_robots.useragent import product_token, request_agent
@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_robots.cache import RobotsEntry
-    from scrapy_robots.config import RobotsConfig
-    from scrapy_robots.decision import Decision
-    from scrapy_robots.fetch import FetchResult
+    from scrapy_robots.policyfiles.decision import Decision
+    from scrapy_robots.policyfiles.fetch import FetchResult
+    from scrapy_robots.settings.config import RobotsConfig
     from scrapy_robots.verdict import Verdict
 
 logger = logging.getLogger(__name__)

@@ -1,12 +1,12 @@
 """TDMRep in a crawl: the site's ``/.well-known/tdmrep.json``, fetched once per site as
 robots.txt is, and what it and a response say for the purposes a crawl declares.
 
-:class:`TdmRepBook` is robots.txt's :class:`~scrapy_robots.sites.SiteBook` for this one
+:class:`TdmRepBook` is robots.txt's :class:`~scrapy_robots.policyfiles.book.SiteBook` for this one
 file: the same fetcher (Scrapy's downloader, the size cap, redirects, the robots.txt
 slot), the same single flight and waiting room, the same storage (memory, SQLite under
 ``JOBDIR``, Redis for a fleet), where the file is a second record of the site, keyed
 ``<site>/.well-known/tdmrep.json``, with its own lifetime (``ROBOTSTXT_CACHE_TTL``), and
-the same decision (:func:`~scrapy_robots.decision.decide`) under TDMRep's status policy:
+the same decision (:func:`~scrapy_robots.policyfiles.decision.decide`) under TDMRep's status policy:
 
 - 2xx: the file is parsed (:func:`~scrapy_robots.tdmrep.parse_tdmrep`); an unusable one
   (not JSON, not an array, over its size cap) reads unset, and is counted and said;
@@ -31,21 +31,21 @@ from functools import partial
 from typing import TYPE_CHECKING, Final
 
 from scrapy_robots.cache import RobotsEntry
-from scrapy_robots.decision import decide, worth_waiting
-from scrapy_robots.policy import NETWORK, Action, StatusPolicy
+from scrapy_robots.pace.waiting import CrawlClosing, timer
+from scrapy_robots.policyfiles.decision import decide, worth_waiting
+from scrapy_robots.policyfiles.policy import NETWORK, Action, StatusPolicy
 from scrapy_robots.record.version import TDMREP_JSON
 from scrapy_robots.tdmrep.file import TOO_LARGE, TdmRepError, TdmRepFile, parse_tdmrep
-from scrapy_robots.waiting import CrawlClosing, timer
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
     from scrapy_robots.cache import RobotsStorage
-    from scrapy_robots.config import RobotsConfig
-    from scrapy_robots.fetch import FetchResult, RobotsFetcher
+    from scrapy_robots.pace.waiting import WaitingRoom
+    from scrapy_robots.policyfiles.fetch import FetchResult, RobotsFetcher
     from scrapy_robots.record.crawl import ComplianceRecord
-    from scrapy_robots.waiting import WaitingRoom
+    from scrapy_robots.settings.config import RobotsConfig
 
 logger = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Final
 
-from scrapy_robots.html_head import head_meta_tags, meta_name
 from scrapy_robots.tdmrep.answer import HEADER, META, UNSET, Answer
+from scrapy_robots.utils.html_head import head_meta_tags, meta_name
 
 RESERVATION: Final = "tdm-reservation"
 POLICY: Final = "tdm-policy"
@@ -39,7 +39,7 @@ def header_reservation(headers: Any) -> Answer:
 def meta_reservation(body_head: bytes) -> Answer:
     """What ``<meta name="tdm-reservation" content="1">`` and ``<meta name="tdm-policy"
     content="...">`` say, read from the document's first bytes (at most
-    :data:`~scrapy_robots.html_head.HEAD_BYTES`, up to ``</head>``; comments and scripts
+    :data:`~scrapy_robots.utils.html_head.HEAD_BYTES`, up to ``</head>``; comments and scripts
     skipped). Names in any case; a tag without ``content`` is ignored, and said."""
     reservations: list[str] = []
     policies: list[str] = []

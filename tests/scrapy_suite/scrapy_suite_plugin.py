@@ -46,7 +46,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from scrapy.settings import default_settings
 
     from scrapy_robots import middleware as ours
-    from scrapy_robots import reader, sites, verdict
+    from scrapy_robots import verdict
+    from scrapy_robots.policyfiles import book as sites
+    from scrapy_robots.policyfiles import reader
 
     default_settings.ROBOTSTXT_STATUS_POLICY = MODE  # type: ignore[attr-defined]
     # Where a network error means "unreachable", the site's requests wait for its

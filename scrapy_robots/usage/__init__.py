@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from scrapy_robots._sfv import Token, parse_sf_dictionary
 from scrapy_robots.rfc9309 import RobotsTxt, normalize_url_path, path_of
+from scrapy_robots.utils.sfv import Token, parse_sf_dictionary
 
 #: The start of an IgnoreRequest message for a request denied for a declared purpose.
 DENIED_REASON: Final = "Forbidden by robots.txt usage preference"

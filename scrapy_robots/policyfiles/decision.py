@@ -2,12 +2,12 @@
 
 :func:`decide` turns a fetch result (a response or the exception that ended it), the
 site's previous entry and the time into the new entry: the status policy
-(:class:`~scrapy_robots.policy.StatusPolicy`), the failure kinds it cannot see, the
-unreachable backoff (lengthened by a server's Retry-After: :mod:`scrapy_robots.retry_after`),
+(:class:`~scrapy_robots.policyfiles.policy.StatusPolicy`), the failure kinds it cannot see, the
+unreachable backoff (lengthened by a server's Retry-After: :mod:`scrapy_robots.policyfiles.retry_after`),
 RFC 9309's 30-day rule and the stale copy kept meanwhile.
 :func:`describe` words the one log line per decision, :func:`fetch_stats` names the stats
-it counts. None of them parses, logs nor counts: the caller (:mod:`scrapy_robots.sites`)
-does, and the parsing is :mod:`scrapy_robots.reader`'s.
+it counts. None of them parses, logs nor counts: the caller (:mod:`scrapy_robots.policyfiles.book`)
+does, and the parsing is :mod:`scrapy_robots.policyfiles.reader`'s.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from scrapy.exceptions import IgnoreRequest
 
 from scrapy_robots.cache.entry import RobotsEntry, lifetime_from_headers
 from scrapy_robots.decoding import normalize_robotstxt, starts_as_html
-from scrapy_robots.fetch import DECOMPRESSED_FACTOR
-from scrapy_robots.policy import Action
-from scrapy_robots.retry_after import (
+from scrapy_robots.policyfiles.fetch import DECOMPRESSED_FACTOR
+from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.policyfiles.retry_after import (
     EARLIER,
     delay_source,
     delayed_by_server,
@@ -35,8 +35,8 @@ from scrapy_robots.retry_after import (
 )
 
 if TYPE_CHECKING:
-    from scrapy_robots.config import RobotsConfig
-    from scrapy_robots.fetch import FetchResult
+    from scrapy_robots.policyfiles.fetch import FetchResult
+    from scrapy_robots.settings.config import RobotsConfig
 
 #: How a robots.txt download failed (:func:`failure_kind`).
 NETWORK, REDIRECT_LOOP, REFUSED, TOO_LARGE = "network", "redirect_loop", "refused", "too_large"
@@ -85,7 +85,7 @@ def decide(result: FetchResult, previous: RobotsEntry | None, now: float, config
             action = policy.action_for_failure()
         status, error = None, _error_text(result.error)
         if kind == TOO_LARGE:
-            # Scrapy's text names DOWNLOAD_MAXSIZE; the bound is ROBOTSTXT_MAXSIZE's (fetch.py).
+            # Scrapy's text names DOWNLOAD_MAXSIZE; the bound is ROBOTSTXT_MAXSIZE's (policyfiles/fetch.py).
             error = (
                 f"the body inflates past {config.maxsize * DECOMPRESSED_FACTOR} bytes ({DECOMPRESSED_FACTOR} x "
                 f"ROBOTSTXT_MAXSIZE = {config.maxsize}) when decompressed: a gzip bomb, not read further"
@@ -103,7 +103,7 @@ def decide(result: FetchResult, previous: RobotsEntry | None, now: float, config
         size=len(result.body),
         truncated=result.truncated,
         redirects=result.redirects,
-        # Kept to answer the spider's own robots.txt request (serving.py).
+        # Kept to answer the spider's own robots.txt request (policyfiles/serving.py).
         content_type=None if response is None else (response.headers.get(b"Content-Type") or b"").decode("latin-1"),
     )
     if action is Action.UNREACHABLE:

@@ -7,7 +7,7 @@ fetched, once, however many requests need it:
     ready(site)        hot tier | excluded | storage.load_now -> restore     (no wait)
     wait_for(site)     park on the site's single flight -> _refresh:
                        storage.load -> restore | storage.fetch_once(_fetch)
-    _fetch             download -> decide (decision.py) -> ready (reader.py) -> count, log
+    _fetch             download -> decide (policyfiles/decision.py) -> ready (policyfiles/reader.py) -> count, log
 
 Both lookups restore through :meth:`SiteBook._restore`, whichever tier or storage answers.
 """
@@ -25,26 +25,26 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.cache import RobotsEntry
-from scrapy_robots.decision import decide, describe, describe_restored, fetch_stats, worth_waiting
-from scrapy_robots.fetch import site_of
-from scrapy_robots.policy import Action
+from scrapy_robots.pace.waiting import CrawlClosing, timer
+from scrapy_robots.policyfiles.decision import decide, describe, describe_restored, fetch_stats, worth_waiting
+from scrapy_robots.policyfiles.fetch import site_of
+from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.record.version import ROBOTS_TXT
 from scrapy_robots.usage import TDM_SOURCES
-from scrapy_robots.waiting import CrawlClosing, timer
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
     from scrapy_robots.cache import RobotsCache, RobotsStorage
-    from scrapy_robots.config import RobotsConfig
-    from scrapy_robots.fetch import RobotsFetcher
-    from scrapy_robots.pacing import SitePacing
+    from scrapy_robots.pace.pacing import SitePacing
+    from scrapy_robots.pace.waiting import WaitingRoom
     from scrapy_robots.parsers import RobotParser
-    from scrapy_robots.reader import RobotsReader
+    from scrapy_robots.policyfiles.fetch import RobotsFetcher
+    from scrapy_robots.policyfiles.reader import RobotsReader
     from scrapy_robots.record.crawl import ComplianceRecord
+    from scrapy_robots.settings.config import RobotsConfig
     from scrapy_robots.usage import Preference
-    from scrapy_robots.waiting import WaitingRoom
 
 logger = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ from weakref import WeakKeyDictionary
 
 from scrapy.utils.misc import load_object
 
-from scrapy_robots._settings import choice, domains, number, read_bool
 from scrapy_robots.parsers import SHORT_NAMES
-from scrapy_robots.policy import StatusPolicy
+from scrapy_robots.policyfiles.policy import StatusPolicy
 from scrapy_robots.rfc9309 import AGENT_MATCHINGS, EMPTY_RULES, PRECEDENCES, PRODUCT_TOKENS, Options
+from scrapy_robots.settings.readers import choice, domains, number, read_bool
 from scrapy_robots.usage import TDM_PURPOSES, UsageConfig
 from scrapy_robots.useragent import default_user_agent
 
@@ -110,7 +110,7 @@ class RobotsConfig:
     rfc9309: Options
     #: a one-shot run (:data:`ONE_SHOT_SETTING`): no site is tried again once the run gives up
     one_shot: bool = False
-    #: ROBOTSTXT_SERVE: the spider's own robots.txt requests answered from the fetch (serving.py)
+    #: ROBOTSTXT_SERVE: the spider's own robots.txt requests answered from the fetch (policyfiles/serving.py)
     serve: bool = True
     #: the declared purposes (ROBOTSTXT_USAGE) that TDMRep speaks for, when ROBOTSTXT_TDMREP
     #: leaves it on; empty: tdmrep.json is never fetched, the tdm-* headers and tags not read

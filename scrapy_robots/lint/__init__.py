@@ -16,12 +16,8 @@ import difflib
 from dataclasses import dataclass
 from typing import Final
 
-# The linter must see groups exactly as the parser builds them (a Sitemap line does
-# not close a run of User-agent lines, rules before any User-agent belong to nobody):
-# it extends the parser's own builder rather than restate those rules.
-from scrapy_robots._sfv import parse_sf_dictionary
 from scrapy_robots.decoding import decode_robotstxt, starts_as_html
-from scrapy_robots.lint_bytes import is_binary, legacy_charset_rules, not_utf8_lines, utf8_expected
+from scrapy_robots.lint.encoding import is_binary, legacy_charset_rules, not_utf8_lines, utf8_expected
 from scrapy_robots.rfc9309 import (
     GroupBuilder,
     directive_of,
@@ -39,6 +35,11 @@ from scrapy_robots.usage import (
     parse_content_usage,
     split_usage_rule,
 )
+
+# The linter must see groups exactly as the parser builds them (a Sitemap line does
+# not close a run of User-agent lines, rules before any User-agent belong to nobody):
+# it extends the parser's own builder rather than restate those rules.
+from scrapy_robots.utils.sfv import parse_sf_dictionary
 
 #: RFC 9309 2.5: crawlers must parse at least 500 KiB; many stop right there.
 SIZE_LIMIT: Final = 500 * 1024

@@ -19,7 +19,7 @@ Answers in flight when a throttle came (several requests sent together, throttle
 together) are one event: they may lengthen the pause, never raise the floor again.
 
 Pure state, keyed by the downloader slot (Scrapy's per-host pace): the time is passed
-in, the random draw too; :mod:`scrapy_robots.slots` applies the result to the slot.
+in, the random draw too; :mod:`scrapy_robots.pace.slots` applies the result to the slot.
 """
 
 from __future__ import annotations
@@ -38,17 +38,17 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from scrapy.utils.httpobj import urlparse_cached
 
-from scrapy_robots._settings import number, read_bool
-from scrapy_robots.fetch import FETCH_META, site_of
-from scrapy_robots.retry_after import QUOTED, parse_retry_after
-from scrapy_robots.slots import DOWNLOAD_SLOT
+from scrapy_robots.pace.slots import DOWNLOAD_SLOT
+from scrapy_robots.policyfiles.fetch import FETCH_META, site_of
+from scrapy_robots.policyfiles.retry_after import QUOTED, parse_retry_after
+from scrapy_robots.settings.readers import number, read_bool
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.settings import BaseSettings
 
-    from scrapy_robots.pacing import SitePacing
+    from scrapy_robots.pace.pacing import SitePacing
 
 logger = logging.getLogger(__name__)
 
@@ -312,7 +312,7 @@ class PageBackoff:
 
     def _downloaded(self, response: Response, request: Request, **kwargs: Any) -> None:
         if request.meta.get(FETCH_META):
-            return  # robots.txt has its own Retry-After handling (retry_after.py)
+            return  # robots.txt has its own Retry-After handling (policyfiles/retry_after.py)
         key = request.meta.get("download_slot")
         if key is None:
             return

@@ -263,14 +263,14 @@ class SlotPacer:
         return float((settings or {}).get("delay", self.crawler.settings.getfloat("DOWNLOAD_DELAY")))
 
     def configured_delay(self, request: Request) -> float:
-        """The delay of ``request``'s slot before any "slow down" (scrapy_robots.backoff):
+        """The delay of ``request``'s slot before any "slow down" (scrapy_robots.pace.backoff):
         the user's, under the Crawl-delay of its sites."""
         delays = self._delays.get(self._downloader().get_slot_key(request), {})
         asked = [delay for site, delay in delays.items() if site != SLOWED_DOWN]
         return slot_delay(self.user_delay(request), max(asked) if asked else None)
 
     def slow_down(self, request: Request, floor: float | None, pause: float = 0.0) -> None:
-        """``request``'s slot was told to slow down (scrapy_robots.backoff): its delay
+        """``request``'s slot was told to slow down (scrapy_robots.pace.backoff): its delay
         floored at ``floor`` (None: back to its configured pace), and no request of it
         starts within ``pause`` seconds from now."""
         self.apply_crawl_delay(request, SLOWED_DOWN, floor)
@@ -389,7 +389,7 @@ class SlotPacer:
         return key, slot_delay(self.user_delay(request), max(asked, default=None))
 
     def slowed_floor(self, key: str) -> float:
-        """Slot ``key``'s floor raised by a "slow down" (scrapy_robots.backoff), 0 for none."""
+        """Slot ``key``'s floor raised by a "slow down" (scrapy_robots.pace.backoff), 0 for none."""
         return self._delays.get(key, {}).get(SLOWED_DOWN, 0.0)
 
     def site_slot_key(self, site: str) -> str:

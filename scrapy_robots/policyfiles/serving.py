@@ -37,14 +37,14 @@ from scrapy.responsetypes import responsetypes
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.decoding import charset_from_content_type
-from scrapy_robots.policy import Action
+from scrapy_robots.policyfiles.policy import Action
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
 
     from scrapy_robots.cache import RobotsEntry
-    from scrapy_robots.sites import SiteBook
+    from scrapy_robots.policyfiles.book import SiteBook
 
 logger = logging.getLogger(__name__)
 

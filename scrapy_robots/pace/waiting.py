@@ -2,13 +2,13 @@
 (:class:`SingleFlight`), and the room they wait in (:class:`WaitingRoom`).
 
 A parked request leaves the downloader's ``CONCURRENT_REQUESTS`` count (see
-:func:`scrapy_robots.slots.concurrency_released`), so a slow or unreachable site does
+:func:`scrapy_robots.pace.slots.concurrency_released`), so a slow or unreachable site does
 not stall the others. Parking must never hold a crawl hostage:
 
 - when the crawl starts closing (Ctrl-C, ``CLOSESPIDER_*``, ``engine.close_spider``),
   every parked request is released at once with :class:`CrawlClosing`, whatever the
   retry schedule. Scrapy sends no signal at that moment, so the room watches the
-  engine while anything is parked (:func:`scrapy_robots.slots.engine_closing`);
+  engine while anything is parked (:func:`scrapy_robots.pace.slots.engine_closing`);
 - the number parked is bounded (``ROBOTSTXT_MAX_WAITING``): a request beyond the
   bound goes back to the scheduler (:meth:`WaitingRoom.overflow`) rather than hold a
   download place.
@@ -33,7 +33,7 @@ from twisted.internet.defer import CancelledError, Deferred
 from twisted.internet.task import LoopingCall, deferLater
 from twisted.python.failure import Failure
 
-from scrapy_robots.slots import concurrency_released, engine_closing
+from scrapy_robots.pace.slots import concurrency_released, engine_closing
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -21,13 +21,13 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.decoding import cut_at_maxsize
-from scrapy_robots.slots import DOWNLOAD_SLOT, SlotPacer, robots_txt_slot
+from scrapy_robots.pace.slots import DOWNLOAD_SLOT, SlotPacer, robots_txt_slot
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from scrapy_robots.config import RobotsConfig
+    from scrapy_robots.settings.config import RobotsConfig
 
 logger = logging.getLogger(__name__)
 

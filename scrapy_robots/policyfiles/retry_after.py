@@ -15,11 +15,11 @@ from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from scrapy_robots.policy import Action
+from scrapy_robots.policyfiles.policy import Action
 
 if TYPE_CHECKING:
     from scrapy_robots.cache.entry import RobotsEntry
-    from scrapy_robots.config import RobotsConfig
+    from scrapy_robots.settings.config import RobotsConfig
 
 #: The statuses whose Retry-After asks a client to wait before it asks again.
 STATUSES = frozenset({429, 503})

@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.misc import build_from_crawler
 
-from scrapy_robots.delay import read_site_delay, site_delay
+from scrapy_robots.pace.delay import read_site_delay, site_delay
 from scrapy_robots.parsers import RobotParser, as_robot_parser, check_parser_class
-from scrapy_robots.policy import Action
+from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.usage import site_preferences
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_robots.cache import RobotsEntry
-    from scrapy_robots.config import RobotsConfig
+    from scrapy_robots.settings.config import RobotsConfig
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """A robots.txt summarised as ``scrapy robots --summary`` shows it: the groups as RFC
 9309 forms them, with the line of every record. Built on the parser's own
-:class:`~scrapy_robots.rfc9309.GroupBuilder`, like the linter (``lint.py``).
+:class:`~scrapy_robots.rfc9309.GroupBuilder`, like the linter (``lint/__init__.py``).
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_robots.cache import RobotsEntry
-    from scrapy_robots.fetch import FetchResult
-    from scrapy_robots.slots import SlotPacer
+    from scrapy_robots.pace.slots import SlotPacer
+    from scrapy_robots.policyfiles.fetch import FetchResult
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ class SitePacing:
             # None: the site's robots.txt dropped its Crawl-delay since.
             self.slots.apply_crawl_delay(request, entry.site, entry.delay.applied if entry.delay else None)
         except Exception:
-            # Scrapy's downloader changed under us (see slots.py): say so loudly, but
+            # Scrapy's downloader changed under us (see pace/slots.py): say so loudly, but
             # do not turn a pacing failure into a lost request.
             logger.exception(
                 "Could not set the download delay of %(site)s",
@@ -52,7 +52,7 @@ class SitePacing:
         return None
 
     def slowed_down(self, key: str, delay: float, seconds: float) -> Awaitable[object] | None:
-        """Slot ``key`` was told to slow down (scrapy_robots.backoff): a pause of ``seconds``,
+        """Slot ``key`` was told to slow down (scrapy_robots.pace.backoff): a pause of ``seconds``,
         then ``delay``; what a pace shared with other crawlers tells them (the local slot
         has it already)."""
         return None

@@ -1,0 +1,2 @@
+"""Small helpers the stages share: structured header fields (``sfv.py``), an HTML
+page's head (``html_head.py``), and a log line said once per site (``once.py``)."""
