@@ -23,8 +23,8 @@ from scrapy_robots.parsers.base import (
     ScrapyRobotParser,
     as_robot_parser,
     check_parser_class,
+    default_user_agent,
 )
-from scrapy_robots.settings.readers import default_user_agent
 
 _BACKENDS = {
     "ProtegoParser": "scrapy_robots.parsers.protego",

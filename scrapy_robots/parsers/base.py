@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from scrapy_robots.decoding import decode_robotstxt
 from scrapy_robots.settings.errors import SettingError
+from scrapy_robots.settings.readers import default_user_agent as default_user_agent  # documented here
 from scrapy_robots.settings.readers import object_name
 from scrapy_robots.useragent import product_token
 
