@@ -280,6 +280,9 @@ class S(scrapy.Spider):
 """
 
 
+# Scrapy 2.13 builds the engine in a Deferred, not an asyncio task, and its engine then
+# fails to close (AttributeError, with a traceback of its own): our line, then Scrapy's.
+@pytest.mark.skipif(scrapy.version_info < (2, 14), reason="Scrapy 2.13 prints its own traceback after the line")
 @pytest.mark.parametrize("where", ["under a file", "a file"])
 @pytest_twisted.ensureDeferred
 async def test_scrapy_crawl_with_a_record_folder_that_cannot_be_made_is_one_error_line(tmp_path, where):
