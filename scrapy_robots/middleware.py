@@ -21,7 +21,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_robots.addon import STOCK
 from scrapy_robots.cache import RobotsCache, RobotsEntry, RobotsStorage, check_storage_class
-from scrapy_robots.pace.backoff import PAUSED, BackoffConfig, PageBackoff
+from scrapy_robots.pace.backoff import PAUSED, PageBackoff
 from scrapy_robots.pace.pacing import SitePacing
 from scrapy_robots.pace.slots import SlotPacer, leave_redirecting_hosts_slot, warn_at_start_if_slots_missing
 from scrapy_robots.pace.waiting import CrawlClosing, RoomFull, WaitingRoom, timer
@@ -30,7 +30,8 @@ from scrapy_robots.policyfiles.fetch import RobotsFetcher
 from scrapy_robots.policyfiles.reader import RobotsReader
 from scrapy_robots.policyfiles.serving import ROBOTS_PATH, RobotsServer
 from scrapy_robots.record.crawl import compliance_record
-from scrapy_robots.settings.config import RobotsConfig, cache_size
+from scrapy_robots.settings.config import RobotsConfig
+from scrapy_robots.settings.errors import starting
 from scrapy_robots.tdmrep.crawl import TdmRepBook
 from scrapy_robots.verdict import ALLOWED, FORBIDDEN, OtherAgent, Verdict, verdict
 
@@ -51,22 +52,21 @@ class RobotsTxtMiddleware:
     """Drop-in replacement for ``scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware``."""
 
     def __init__(self, crawler: Crawler):
-        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
+        self.config = config = RobotsConfig.of(crawler)
+        if not config.obey:
             raise NotConfigured
         self.crawler = crawler
         self.stats = crawler.stats
-        self.config = config = RobotsConfig.of(crawler)
         self.parser_name = config.parser_name
         reader = RobotsReader(crawler, config)
         # The hot tier (ready to answer, in memory) in front of the storage (every site, as data).
-        self.cache = RobotsCache(config.cache_parsed, cache_size(crawler.settings))
+        self.cache = RobotsCache(config.cache_parsed, config.cache_size)
         check_storage_class("ROBOTSTXT_CACHE_STORAGE", config.storage_class)
         self.storage: RobotsStorage = build_from_crawler(config.storage_class, crawler)
         self.room = WaitingRoom(crawler, config.max_waiting, config.requeue_on_close)
         self.pacing = self._pacing(crawler, self.storage, self.room)
-        backoff = BackoffConfig.from_settings(crawler.settings)
         # "Slow down" answers to pages pause their slot (pace/backoff.py): it hears them itself.
-        self.backoff = PageBackoff(crawler, self.pacing, backoff) if backoff.enabled else None
+        self.backoff = PageBackoff(crawler, self.pacing, config.backoff) if config.backoff.enabled else None
         if config.crawl_delay:
             warn_at_start_if_slots_missing(crawler)
         fetcher = RobotsFetcher(crawler, config)
@@ -86,7 +86,8 @@ class RobotsTxtMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
+        with starting("RobotsTxtMiddleware"):
+            return cls(crawler)
 
     @staticmethod
     def _pacing(crawler: Crawler, storage: RobotsStorage, room: WaitingRoom) -> SitePacing:

@@ -21,6 +21,7 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.settings.config import RobotsConfig
+from scrapy_robots.settings.errors import starting
 from scrapy_robots.tdmrep import combine, header_reservation, meta_reservation
 from scrapy_robots.tdmrep.reading import META_KEY as TDM_META_KEY
 from scrapy_robots.tdmrep.reading import answer_from_meta
@@ -68,7 +69,8 @@ class UsageMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
+        with starting("UsageMiddleware"):
+            return cls(crawler)
 
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
         try:

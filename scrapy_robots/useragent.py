@@ -41,16 +41,10 @@ _BARE_TOKEN = re.compile(r"(?=[\w-]*[^\W\d_])\w[\w-]*")
 ANY_AGENT = "*"
 
 
-def default_user_agent(settings: Any) -> str:
-    """The agent a crawl obeys robots.txt as: ``ROBOTSTXT_USER_AGENT``, else
-    ``USER_AGENT``, else ``*``. ``settings``: Scrapy's, or any mapping."""
-    return settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT") or ANY_AGENT
-
-
 def request_agent(request: Any, configured: str | None, default: str) -> str | bytes:
     """The agent ``request`` obeys robots.txt (and a page's directives) as:
     ``ROBOTSTXT_USER_AGENT`` (``configured``), else the request's own ``User-Agent`` header,
-    else the crawl's (``default``, :func:`default_user_agent`), as Scrapy's middleware does.
+    else the crawl's (``default``, ``settings.readers.default_user_agent``), as Scrapy's middleware does.
     ``request``: a Scrapy request, or None (a response without one); a header comes as
     bytes, a setting as text."""
     if configured:

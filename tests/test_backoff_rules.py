@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from scrapy.settings import Settings
 
-from scrapy_robots.pace.backoff import MIN_DELAY, Backoff, BackoffConfig
+from scrapy_robots.pace.backoff import MIN_DELAY, Backoff
+from scrapy_robots.settings.parts import BackoffConfig
 
 WALL = 1_800_000_000.0  # time.time() of the answers
 KEY = "shop.example"

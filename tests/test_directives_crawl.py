@@ -372,7 +372,7 @@ async def test_turned_off_per_spider_and_per_request(serve):
 def test_a_bad_setting_fails_at_start_naming_it():
     from scrapy.settings import Settings
 
-    from scrapy_robots.directives.middleware import DirectivesConfig
+    from scrapy_robots.settings.parts import DirectivesConfig
 
     with pytest.raises(ValueError, match="ROBOTSTXT_DIRECTIVES_NOINDEX must be one of 'mark', 'drop', 'ignore'"):
         DirectivesConfig.from_settings(Settings({"ROBOTSTXT_DIRECTIVES_NOINDEX": "hide"}))

@@ -35,11 +35,11 @@ def test_from_crawler_takes_default_agent_from_settings():
 
 def test_our_parser_reads_its_settings_once_per_crawler_not_once_per_robots_txt(monkeypatch):
     from scrapy_robots.parsers import RFC9309Parser
-    from scrapy_robots.parsers import rfc9309 as module
+    from scrapy_robots.settings.config import RobotsConfig
 
     reads = []
-    read = module.options_from_settings
-    monkeypatch.setattr(module, "options_from_settings", lambda settings: reads.append(settings) or read(settings))
+    read = RobotsConfig.from_settings
+    monkeypatch.setattr(RobotsConfig, "from_settings", lambda settings: reads.append(settings) or read(settings))
     first = get_crawler(settings_dict={"ROBOTSTXT_USER_AGENT": "FooBot", "ROBOTSTXT_RFC9309_PRECEDENCE": "first"})
     other = get_crawler(settings_dict={"ROBOTSTXT_USER_AGENT": "OtherBot"})
     parsers = [RFC9309Parser.from_crawler(crawler, BODY) for crawler in (first, first, first, other, other)]

@@ -262,3 +262,48 @@ def test_a_crawl_with_a_class_that_cannot_work_does_not_start(tmp_path, setting,
     assert out.returncode != 0 or scrapy.version_info < (2, 16)
     assert message in out.stderr, out.stderr[-2000:]
     assert "Spider opened" not in out.stderr
+
+
+PROJECT_SETTINGS = """
+BOT_NAME = "recordbot"
+SPIDER_MODULES = ["recordbot.spiders"]
+ROBOTSTXT_OBEY = True
+ADDONS = {"scrapy_robots.Addon": 0}
+TELNETCONSOLE_ENABLED = False
+"""
+PROJECT_SPIDER = """
+import scrapy
+
+class S(scrapy.Spider):
+    name = "s"
+    start_urls = ["http://127.0.0.1:9/x"]
+"""
+
+
+# Scrapy 2.13 builds the engine in a Deferred, not an asyncio task, and its engine then
+# fails to close (AttributeError, with a traceback of its own): our line, then Scrapy's.
+@pytest.mark.skipif(scrapy.version_info < (2, 14), reason="Scrapy 2.13 prints its own traceback after the line")
+@pytest.mark.parametrize("where", ["under a file", "a file"])
+@pytest_twisted.ensureDeferred
+async def test_scrapy_crawl_with_a_record_folder_that_cannot_be_made_is_one_error_line(tmp_path, where):
+    # It was the same last line under ~35 lines of asyncio traceback.
+    from processes import result_file, start_process
+    from test_stopping import ended
+
+    (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = recordbot.settings\n")
+    (tmp_path / "recordbot" / "spiders").mkdir(parents=True)
+    (tmp_path / "recordbot" / "__init__.py").write_text("")
+    (tmp_path / "recordbot" / "settings.py").write_text(PROJECT_SETTINGS)
+    (tmp_path / "recordbot" / "spiders" / "__init__.py").write_text(PROJECT_SPIDER)
+    (tmp_path / "afile").write_text("")
+    folder = "afile/record" if where == "under a file" else "afile"
+    handle = start_process(["crawl", "s", "-s", f"ROBOTSTXT_RECORD={folder}"], result_file("record-"), tmp_path)
+    result = await ended(handle, timeout=60)
+    log = result["log"]
+    assert result["exit"] != 0, log[-3000:]
+    errors = [line for line in log.splitlines() if "ROBOTSTXT_RECORD" in line]
+    assert len(errors) == 1, log[-3000:]
+    assert " ERROR: RobotsTxtMiddleware cannot start: ROBOTSTXT_RECORD = " in errors[0]
+    assert f"{folder!r}: the folder cannot be made" in errors[0]
+    assert "Traceback" not in log and "Task exception was never retrieved" not in log, log[-3000:]
+    assert "Spider opened" not in log

@@ -249,12 +249,12 @@ async def test_one_info_line_per_site_whose_requests_a_preference_denies(serve, 
 @pytest_twisted.ensureDeferred
 async def test_the_usage_settings_are_read_once_per_crawl(serve, monkeypatch):
     # The downloader middleware, the spider middleware and TDMRep's purposes share one
-    # reading of ROBOTSTXT_USAGE (RobotsConfig.of), however many parts need it.
-    from scrapy_robots.usage import UsageConfig
+    # reading of the settings (RobotsConfig.of), however many parts need it.
+    from scrapy_robots.settings.config import RobotsConfig
 
     reads = []
-    read = UsageConfig.from_settings
-    monkeypatch.setattr(UsageConfig, "from_settings", lambda settings: reads.append(settings) or read(settings))
+    read = RobotsConfig.from_settings
+    monkeypatch.setattr(RobotsConfig, "from_settings", lambda settings: reads.append(settings) or read(settings))
     site = serve(body(ROBOTS))
     crawler = await crawl(
         [f"{site.url}/page", f"{site.url}/open/a"],

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from scrapy_robots.rfc9309 import RobotsTxt
+from scrapy_robots.settings.parts import usage_config
 from scrapy_robots.usage import (
-    UsageConfig,
     header_preference,
     parse_content_signal,
     parse_content_usage,
@@ -119,15 +119,15 @@ def test_header():
 
 
 def test_settings():
-    assert UsageConfig.from_settings({}) is None
-    assert UsageConfig.from_settings({"ROBOTSTXT_USAGE": "ai-train, search"}).purposes == ("train-ai", "search")
-    assert UsageConfig.from_settings({"ROBOTSTXT_USAGE": '["ai-input"]'}).purposes == ("ai-use",)
+    assert usage_config({}) is None
+    assert usage_config({"ROBOTSTXT_USAGE": "ai-train, search"}).purposes == ("train-ai", "search")
+    assert usage_config({"ROBOTSTXT_USAGE": '["ai-input"]'}).purposes == ("ai-use",)
     with pytest.raises(ValueError, match="ROBOTSTXT_USAGE: unknown purpose 'ai_train'"):
-        UsageConfig.from_settings({"ROBOTSTXT_USAGE": ["ai_train"]})
+        usage_config({"ROBOTSTXT_USAGE": ["ai_train"]})
     with pytest.raises(ValueError, match="ROBOTSTXT_USAGE must be a list"):
-        UsageConfig.from_settings({"ROBOTSTXT_USAGE": 3})
+        usage_config({"ROBOTSTXT_USAGE": 3})
     with pytest.raises(ValueError, match="ROBOTSTXT_USAGE_MODE"):
-        UsageConfig.from_settings({"ROBOTSTXT_USAGE": ["search"], "ROBOTSTXT_USAGE_MODE": "drop"})
+        usage_config({"ROBOTSTXT_USAGE": ["search"], "ROBOTSTXT_USAGE_MODE": "drop"})
 
 
 @pytest.mark.parametrize("name", ["ProtegoParser", "PythonParser", "RerpParser"])

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy_robots.cache.entry import RobotsEntry, entry_from_record, record_of
 from scrapy_robots.cache.storage import RobotsStorage
-from scrapy_robots.settings.config import cache_path
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -87,7 +86,9 @@ class SqliteRobotsStorage(RobotsStorage):
     def from_crawler(cls, crawler: Crawler) -> SqliteRobotsStorage:
         from scrapy import signals
 
-        path = cache_path(crawler.settings)
+        from scrapy_robots.settings.config import RobotsConfig
+
+        path = RobotsConfig.of(crawler).cache_path
         if path is None:
             raise ValueError(
                 "ROBOTSTXT_CACHE_STORAGE = SqliteRobotsStorage needs a file: set ROBOTSTXT_CACHE_PATH "

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy_robots.cache.entry import RobotsEntry, pack, unpack
-from scrapy_robots.settings.config import cache_size
+from scrapy_robots.settings.errors import SettingError
 from scrapy_robots.settings.readers import object_name
 
 if TYPE_CHECKING:
@@ -90,7 +90,9 @@ class MemoryRobotsStorage(RobotsStorage):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> MemoryRobotsStorage:
-        return cls(cache_size(crawler.settings), _evictions(crawler))
+        from scrapy_robots.settings.config import RobotsConfig
+
+        return cls(RobotsConfig.of(crawler).cache_size, _evictions(crawler))
 
     def get(self, site: str) -> RobotsEntry | None:
         blob = self._packed.get(site)
@@ -139,11 +141,11 @@ def check_storage_class(name: str, cls: Any) -> None:
         "scrapy_robots.cache.RobotsStorage that implements async load(site) and async save(entry)."
     )
     if not isinstance(cls, type):
-        raise ValueError(f"{name} = {what} is not a class. {fix}")
+        raise SettingError(f"{name} = {what} is not a class. {fix}")
     subclass = issubclass(cls, RobotsStorage)
     for method in ("load", "save"):
         found = getattr(cls, method, None)
         if subclass and found is getattr(RobotsStorage, method):
-            raise ValueError(f"{name} = {what} does not implement {method}(). {fix}")
+            raise SettingError(f"{name} = {what} does not implement {method}(). {fix}")
         if not subclass and not inspect.iscoroutinefunction(found):
-            raise ValueError(f"{name} = {what} has no async {method}() method. {fix}")
+            raise SettingError(f"{name} = {what} has no async {method}() method. {fix}")

@@ -24,7 +24,7 @@ from scrapy_robots.commands.query import (
 )
 from scrapy_robots.parsers import check_parser_class
 from scrapy_robots.settings.config import MEMORY_STORAGE, ONE_SHOT_SETTING, RobotsConfig
-from scrapy_robots.usage import UsageConfig
+from scrapy_robots.settings.parts import usage_config
 
 if TYPE_CHECKING:
     import argparse
@@ -81,7 +81,7 @@ def prepare_settings(
         if opts.usage:
             settings.set("ROBOTSTXT_USAGE", opts.usage, priority="cmdline")
             settings.set("ROBOTSTXT_USAGE_MODE", "deny", priority="cmdline")
-        if UsageConfig.from_settings(settings) is not None and not opts.page:
+        if usage_config(settings) is not None and not opts.page:
             # With --page, the page is read by the crawl's own spider middlewares (page.py).
             notes.append(
                 "the usage answers (--usage, ROBOTSTXT_USAGE) come from the site's files alone (robots.txt, "

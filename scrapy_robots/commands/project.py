@@ -59,7 +59,7 @@ def choose_middleware(settings: BaseSettings, notes: list[str]) -> str:
 
     current = crawl_middleware(settings)
     in_project = inside_project()
-    if in_project and not read_bool(settings, "ROBOTSTXT_OBEY", False):
+    if in_project and not read_bool(settings, "ROBOTSTXT_OBEY"):
         notes.append(
             "ROBOTSTXT_OBEY is False in this project: `scrapy crawl` does not check robots.txt; "
             "these are the answers it would give if it did"

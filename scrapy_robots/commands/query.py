@@ -28,12 +28,12 @@ from scrapy_robots.parsers import (
     DirectiveNotSupported,
     RobotParser,
     as_robot_parser,
-    default_user_agent,
 )
 from scrapy_robots.policyfiles.fetch import FETCH_META, ROBOTS_TXT, robots_url
 from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.policyfiles.retry_after import delayed_by_server
 from scrapy_robots.settings.config import RobotsConfig
+from scrapy_robots.settings.readers import default_user_agent
 from scrapy_robots.tdmrep.reading import answer_as_meta, file_answer
 from scrapy_robots.usage import preference
 from scrapy_robots.useragent import product_token

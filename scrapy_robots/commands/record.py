@@ -22,7 +22,7 @@ from scrapy_robots.commands.output import EXIT_ALLOWED, EXIT_DENIED, EXIT_ERROR
 from scrapy_robots.record.reader import Record
 from scrapy_robots.record.version import TDMREP_JSON
 from scrapy_robots.settings.config import rfc9309_options
-from scrapy_robots.useragent import default_user_agent
+from scrapy_robots.settings.readers import default_user_agent
 
 if TYPE_CHECKING:
     import argparse

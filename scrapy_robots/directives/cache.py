@@ -9,7 +9,8 @@ stored (``none`` is ``noindex, nofollow``, not ``noarchive``)::
     HTTPCACHE_POLICY = "scrapy_robots.directives.cache.NoArchiveRFC2616Policy"   # Scrapy's RFC2616Policy
 
 The page is still downloaded and given to the spider; it is fetched again on the next run.
-The crawler's product token is read as :class:`~.middleware.DirectivesConfig` reads it.
+The crawler's product token is read as the directives middleware reads it (``settings/parts.py``);
+Scrapy builds an HTTP cache policy from the settings alone, so the policy reads the two it needs.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import TYPE_CHECKING
 from scrapy.extensions.httpcache import DummyPolicy, RFC2616Policy
 
 from scrapy_robots.directives.middleware import page_directives
-from scrapy_robots.useragent import default_user_agent, product_token, request_agent
+from scrapy_robots.settings.readers import configured_user_agent, default_user_agent
+from scrapy_robots.useragent import product_token, request_agent
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -35,7 +37,7 @@ class _NoArchive:
 
     def __init__(self, settings: BaseSettings):
         super().__init__(settings)  # type: ignore[call-arg]  # Scrapy's policy
-        self._user_agent = settings.get("ROBOTSTXT_USER_AGENT") or None
+        self._user_agent = configured_user_agent(settings)
         self._default_user_agent = default_user_agent(settings)
 
     def should_cache_response(self, response: Response, request: Request) -> bool:

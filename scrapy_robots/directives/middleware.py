@@ -27,7 +27,6 @@ from __future__ import annotations
 import logging
 import re
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from itemadapter import ItemAdapter
@@ -40,8 +39,9 @@ from scrapy_robots.directives.head import meta_directives
 from scrapy_robots.directives.headers import LEGACY, STRUCTURED, header_directives
 from scrapy_robots.directives.links import key, nofollow_only
 from scrapy_robots.directives.rules import NONE, Directives
-from scrapy_robots.settings.readers import choice, read_bool
-from scrapy_robots.useragent import default_user_agent, product_token, request_agent
+from scrapy_robots.settings.config import RobotsConfig
+from scrapy_robots.settings.errors import starting
+from scrapy_robots.settings.parts import NOINDEX_ACTIONS  # noqa: F401 - its import path before
 from scrapy_robots.utils.once import OncePerSite
 
 if TYPE_CHECKING:
@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy.settings import BaseSettings
 
 logger = logging.getLogger(__name__)
 
@@ -59,8 +58,6 @@ logger = logging.getLogger(__name__)
 META_KEY: Final = "robotstxt_directives"
 #: The :class:`Directives` object, for this middleware's output step.
 _FOUND: Final = "_robotstxt_directives"
-#: What ``noindex`` does to a page's items.
-NOINDEX_ACTIONS: Final = ("mark", "drop", "ignore")
 #: A sitemap's root element, in its first bytes.
 _SITEMAP: Final = re.compile(rb"<(?:[\w-]+:)?(?:urlset|sitemapindex)[\s>]")
 
@@ -106,44 +103,12 @@ def is_sitemap(response: Response) -> bool:
     return _SITEMAP.search(response.body, 0, 2048) is not None
 
 
-@dataclass(frozen=True)
-class DirectivesConfig:
-    """The ``ROBOTSTXT_DIRECTIVES*`` settings, read once; None when turned off."""
-
-    user_agent: str | None  #: ROBOTSTXT_USER_AGENT
-    default_user_agent: str
-    nofollow: bool
-    rel_nofollow: bool
-    noindex: str  #: one of NOINDEX_ACTIONS
-    noindex_field: str
-
-    @classmethod
-    def from_settings(cls, settings: BaseSettings) -> DirectivesConfig | None:
-        if not read_bool(settings, "ROBOTSTXT_DIRECTIVES", True):
-            return None
-        field = settings.get("ROBOTSTXT_DIRECTIVES_NOINDEX_FIELD") or "robots_noindex"
-        if not isinstance(field, str) or not field.strip():
-            raise ValueError(f"ROBOTSTXT_DIRECTIVES_NOINDEX_FIELD must be a field name, not {field!r}")
-        return cls(
-            user_agent=settings.get("ROBOTSTXT_USER_AGENT") or None,
-            default_user_agent=default_user_agent(settings),
-            nofollow=read_bool(settings, "ROBOTSTXT_DIRECTIVES_NOFOLLOW", True),
-            rel_nofollow=read_bool(settings, "ROBOTSTXT_DIRECTIVES_REL_NOFOLLOW", True),
-            noindex=choice(settings, "ROBOTSTXT_DIRECTIVES_NOINDEX", NOINDEX_ACTIONS),
-            noindex_field=field.strip(),
-        )
-
-    def token(self, response: Response) -> str:
-        """The crawler's product token for ``response``, as robots.txt matching reads it."""
-        return product_token(request_agent(response.request, self.user_agent, self.default_user_agent))
-
-
 class DirectivesMiddleware:
     """Enabled by the add-on; ``NotConfigured`` with ``ROBOTSTXT_DIRECTIVES = False``."""
 
     def __init__(self, crawler: Crawler):
-        config = DirectivesConfig.from_settings(crawler.settings)
-        if config is None:
+        config = RobotsConfig.of(crawler).directives
+        if not config.enabled:
             raise NotConfigured
         self.config = config
         self.crawler = crawler
@@ -152,7 +117,8 @@ class DirectivesMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
+        with starting("DirectivesMiddleware"):
+            return cls(crawler)
 
     # -- reading ---------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
 from scrapy_robots.fleet.lock import FetchLock
 from scrapy_robots.fleet.pacing import RedisPacer, Reservation
 from scrapy_robots.fleet.writeback import RecordsWriteBack
-from scrapy_robots.settings.config import FleetConfig, cache_size, fetch_timeout
+from scrapy_robots.settings.config import RobotsConfig
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -84,13 +84,13 @@ class RedisRobotsStorage(RobotsStorage):
                 "ROBOTSTXT_CACHE_STORAGE = RedisRobotsStorage needs Scrapy's asyncio reactor: set TWISTED_REACTOR = "
                 "'twisted.internet.asyncioreactor.AsyncioSelectorReactor'"
             )
-        settings = crawler.settings
-        fleet = FleetConfig.from_settings(settings, fetch_timeout(settings))
+        config = RobotsConfig.of(crawler)
+        fleet = config.fleet
         link = RedisLink(fleet.redis_url, fleet.timeout, stats=crawler.stats, connections=fleet.connections)
         return cls(
             link,
             fleet.prefix,
-            cache_size(settings),
+            config.cache_size,
             lock_ttl=fleet.lock_ttl,
             lock_wait=fleet.lock_wait,
             stats=crawler.stats,

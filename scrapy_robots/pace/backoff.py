@@ -41,14 +41,13 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy_robots.pace.slots import DOWNLOAD_SLOT
 from scrapy_robots.policyfiles.fetch import FETCH_META, site_of
 from scrapy_robots.policyfiles.retry_after import QUOTED, parse_retry_after
-from scrapy_robots.settings.readers import number, read_bool
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy.settings import BaseSettings
 
     from scrapy_robots.pace.pacing import SitePacing
+    from scrapy_robots.settings.parts import BackoffConfig
 
 logger = logging.getLogger(__name__)
 
@@ -69,34 +68,6 @@ JOBDIR_FILE = "robotstxt-backoff.json"
 #: Slots whose state is kept at most (a broad crawl's throttling sites); the oldest
 #: recovered one goes first.
 MAX_SLOTS = 10_000
-
-
-@dataclass(frozen=True)
-class BackoffConfig:
-    enabled: bool
-    codes: frozenset[int]
-    pause: float  #: the first pause without Retry-After
-    max_pause: float
-    factor: float
-    recovery: int  #: answers to come back to the configured pace
-
-    @classmethod
-    def from_settings(cls, settings: BaseSettings) -> BackoffConfig:
-        codes = settings.getlist("ROBOTSTXT_BACKOFF_HTTP_CODES", [429, 503])
-        try:
-            statuses = frozenset(int(code) for code in codes)
-        except (TypeError, ValueError):
-            raise ValueError(f"ROBOTSTXT_BACKOFF_HTTP_CODES must list HTTP statuses, not {codes!r}") from None
-        if any(not 100 <= status <= 599 for status in statuses):
-            raise ValueError(f"ROBOTSTXT_BACKOFF_HTTP_CODES must list HTTP statuses (100-599), not {codes!r}")
-        return cls(
-            enabled=read_bool(settings, "ROBOTSTXT_BACKOFF", True),
-            codes=statuses,
-            pause=number(settings, "ROBOTSTXT_BACKOFF_PAUSE", 5.0, float, minimum=0),
-            max_pause=number(settings, "ROBOTSTXT_BACKOFF_MAX_PAUSE", 600.0, float, minimum=0),
-            factor=number(settings, "ROBOTSTXT_BACKOFF_FACTOR", 2.0, float, minimum=1),
-            recovery=number(settings, "ROBOTSTXT_BACKOFF_RECOVERY", 20, int, minimum=1),
-        )
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,10 @@ from abc import ABCMeta, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from scrapy_robots.decoding import decode_robotstxt
+from scrapy_robots.settings.errors import SettingError
+from scrapy_robots.settings.readers import default_user_agent as default_user_agent  # documented here
 from scrapy_robots.settings.readers import object_name
-from scrapy_robots.useragent import default_user_agent, product_token
+from scrapy_robots.useragent import product_token
 
 if TYPE_CHECKING:
     from typing import Self
@@ -65,7 +67,9 @@ class RobotParser(metaclass=ABCMeta):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> Self:
-        return cls(robotstxt_body, user_agent=default_user_agent(crawler.settings))
+        from scrapy_robots.settings.config import RobotsConfig
+
+        return cls(robotstxt_body, user_agent=RobotsConfig.of(crawler).default_user_agent)
 
     @classmethod
     def supports(cls, directive: str) -> bool:
@@ -210,13 +214,13 @@ def check_parser_class(name: str, cls: Any) -> None:
         "from_crawler(crawler, robotstxt_body) and allowed(url, user_agent)."
     )
     if not isinstance(cls, type):
-        raise ValueError(f"{what} is not a class. {fix}")
+        raise SettingError(f"{what} is not a class. {fix}")
     allowed = getattr(cls, "allowed", None)
     if not callable(allowed):
-        raise ValueError(f"{what} has no allowed(url, user_agent) method: it cannot answer. {fix}")
+        raise SettingError(f"{what} has no allowed(url, user_agent) method: it cannot answer. {fix}")
     if inspect.isabstract(cls):
         abstract = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
-        raise ValueError(f"{what} is abstract ({abstract}). {fix}")
+        raise SettingError(f"{what} is abstract ({abstract}). {fix}")
     try:
         signature = inspect.signature(allowed)
     except (TypeError, ValueError):  # a builtin: nothing to check
@@ -226,6 +230,6 @@ def check_parser_class(name: str, cls: Any) -> None:
     try:
         signature.bind(*instance, "https://example.com/", "agent")
     except TypeError:
-        raise ValueError(
+        raise SettingError(
             f"{what}: its allowed{signature} cannot be called as allowed(url, user_agent). {fix}"
         ) from None

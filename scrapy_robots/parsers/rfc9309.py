@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 from scrapy_robots.parsers.base import (
     ALLOW,
@@ -14,19 +13,15 @@ from scrapy_robots.parsers.base import (
     SITEMAP,
     RequestRate,
     RobotParser,
-    default_user_agent,
 )
 from scrapy_robots.rfc9309 import AgentRules, Explanation, Options, RobotsTxt
-from scrapy_robots.settings.config import rfc9309_options as options_from_settings
+from scrapy_robots.settings.config import RobotsConfig
+from scrapy_robots.settings.config import rfc9309_options as options_from_settings  # noqa: F401 - documented
 
 if TYPE_CHECKING:
     from typing import Self
 
     from scrapy.crawler import Crawler
-
-
-#: Per crawler: the agent and the ROBOTSTXT_RFC9309_* options its parsers are built with.
-_READ: WeakKeyDictionary[Crawler, tuple[str, Options]] = WeakKeyDictionary()
 
 
 class RFC9309Parser(RobotParser):
@@ -47,11 +42,8 @@ class RFC9309Parser(RobotParser):
     @classmethod
     def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> Self:
         # Built for every robots.txt of the crawl: its settings read once per crawler.
-        read = _READ.get(crawler)
-        if read is None:
-            settings = crawler.settings
-            read = _READ[crawler] = (default_user_agent(settings), options_from_settings(settings))
-        return cls(robotstxt_body, user_agent=read[0], options=read[1])
+        config = RobotsConfig.of(crawler)
+        return cls(robotstxt_body, user_agent=config.default_user_agent, options=config.rfc9309)
 
     def _agent(self, user_agent: str | bytes | None) -> str:
         # RobotsTxt reduces a full header to its product token itself (and

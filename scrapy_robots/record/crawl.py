@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -24,8 +23,8 @@ from twisted.internet.task import LoopingCall
 from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.record import META_KEY
 from scrapy_robots.record.version import ROBOTS_TXT, PolicyVersion, response_headers, sha256_of
-from scrapy_robots.record.writer import FORMATS, RecordWriter
-from scrapy_robots.settings.readers import choice, number
+from scrapy_robots.record.writer import RecordWriter
+from scrapy_robots.settings.errors import SettingError
 from scrapy_robots.tdmrep.reading import META_KEY as TDM_META_KEY
 from scrapy_robots.usage import META_KEY as USAGE_META_KEY
 from scrapy_robots.useragent import product_token, request_agent
@@ -38,39 +37,14 @@ if TYPE_CHECKING:
     from scrapy_robots.policyfiles.decision import Decision
     from scrapy_robots.policyfiles.fetch import FetchResult
     from scrapy_robots.settings.config import RobotsConfig
+    from scrapy_robots.settings.parts import RecordConfig
     from scrapy_robots.verdict import Verdict
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class RecordConfig:
-    folder: str
-    format: str
-    flush_interval: float
-    batch: int
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> RecordConfig | None:
-        # Each checked whatever else is set: a typo fails now, not when the record is turned on.
-        format = choice(settings, "ROBOTSTXT_RECORD_FORMAT", FORMATS)
-        flush_interval = number(settings, "ROBOTSTXT_RECORD_FLUSH_INTERVAL", 5.0, float, minimum=0.01)
-        batch = number(settings, "ROBOTSTXT_RECORD_BATCH", 10_000, int, minimum=1)
-        folder = settings.get("ROBOTSTXT_RECORD")
-        if folder is None or folder == "" or folder is False:
-            return None
-        if not isinstance(folder, str):
-            raise ValueError(f"ROBOTSTXT_RECORD must be a folder path, not {folder!r}")
-        if format == "warc":
-            from scrapy_robots.record.warc import check_warcio
-
-            check_warcio()
-        return cls(folder=folder, format=format, flush_interval=flush_interval, batch=batch)
-
-
 def compliance_record(crawler: Crawler, config: RobotsConfig) -> ComplianceRecord | None:
-    record = RecordConfig.from_settings(crawler.settings)
-    return None if record is None else ComplianceRecord(crawler, config, record)
+    return None if config.record is None else ComplianceRecord(crawler, config, config.record)
 
 
 class ComplianceRecord:
@@ -84,7 +58,7 @@ class ComplianceRecord:
         try:
             self.writer = RecordWriter(record.folder, record.format, software=f"scrapy-robots/{__version__}")
         except OSError as exc:
-            raise ValueError(f"ROBOTSTXT_RECORD = {record.folder!r}: the folder cannot be made: {exc}") from None
+            raise SettingError(f"ROBOTSTXT_RECORD = {record.folder!r}: the folder cannot be made: {exc}") from None
         self.versions: list[PolicyVersion] = []
         self.decisions: list[tuple[Any, ...]] = []
         self._soon = CallLaterOnce(self.flush)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,10 @@ class RecordWriter:
     def __init__(self, folder: str | Path, format: str = "warc", name: str | None = None, software: str = ""):
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
+        # A folder that takes no file (read-only, another user's) fails now, at start-up,
+        # not at the first write, when the crawl is under way.
+        with tempfile.TemporaryFile(dir=self.folder):
+            pass
         self.name = name or crawler_name()
         self.format = format
         self.software = software

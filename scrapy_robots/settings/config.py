@@ -1,86 +1,51 @@
 """The ROBOTSTXT_* settings, read and checked once into typed objects.
 
-:class:`RobotsConfig` is what the middleware reads. The plug-ins read their own keys
-with the same readers (:func:`cache_size`, :func:`cache_path`, :meth:`FleetConfig.from_settings`),
-never the whole configuration. The classes that settings name are loaded here and
-checked beside their interfaces (``parsers.base``, ``cache.storage``), by whoever builds them.
+:class:`RobotsConfig` is the crawl's configuration, built once per crawler
+(:meth:`RobotsConfig.of`): the middleware's own fields, and each part's sub-config
+(``settings/parts.py``: fleet, backoff, record, directives, usage; the RFC 9309
+options), which the part is handed or takes from ``RobotsConfig.of(crawler)``. Every
+default comes from the table (``settings/defaults.py``). The classes that settings name
+are loaded here and checked beside their interfaces (``parsers.base``, ``cache.storage``),
+by whoever builds them.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
 
 from scrapy.utils.misc import load_object
 
-from scrapy_robots.parsers import SHORT_NAMES
 from scrapy_robots.policyfiles.policy import StatusPolicy
 from scrapy_robots.rfc9309 import AGENT_MATCHINGS, EMPTY_RULES, PRECEDENCES, PRODUCT_TOKENS, Options
-from scrapy_robots.settings.readers import choice, domains, number, read_bool
+from scrapy_robots.settings.defaults import DEFAULT_PARSER, DISK_STORAGE, MEMORY_STORAGE, default
+from scrapy_robots.settings.errors import SettingError
+from scrapy_robots.settings.parts import (
+    BackoffConfig,
+    DirectivesConfig,
+    FleetConfig,
+    RecordConfig,
+    usage_config,
+)
+from scrapy_robots.settings.readers import choice, configured_user_agent, default_user_agent, domains, number, read_bool
 from scrapy_robots.usage import TDM_PURPOSES, UsageConfig
-from scrapy_robots.useragent import default_user_agent
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-#: The parser used when the project leaves ROBOTSTXT_PARSER at Scrapy's default.
-DEFAULT_PARSER = "scrapy_robots.parsers.RFC9309Parser"
-MEMORY_STORAGE = "scrapy_robots.cache.MemoryRobotsStorage"
-DISK_STORAGE = "scrapy_robots.cache.SqliteRobotsStorage"
-#: The SQLite file's name under JOBDIR.
-JOBDIR_FILE = "robotstxt.sqlite3"
-DAY = 24 * 3600.0
+__all__ = ["DEFAULT_PARSER", "DISK_STORAGE", "MEMORY_STORAGE", "ONE_SHOT_SETTING", "FleetConfig", "RobotsConfig"]
+
 #: Set by ``scrapy robots``, not by projects: a one-shot run, which fetches each site
 #: once (its own retries aside) and ends; the log promises no later attempt.
 ONE_SHOT_SETTING = "_ROBOTSTXT_ONE_SHOT"
 
 
 @dataclass(frozen=True)
-class FleetConfig:
-    """The settings of the Redis-backed fleet (``scrapy_robots.fleet``)."""
-
-    redis_url: str
-    prefix: str
-    timeout: float
-    connections: int
-    lock_ttl: float
-    lock_wait: float
-    pacing: bool
-    pacing_margin: float
-    #: what each crawler does while Redis is away: "spread", "hold" or "alone"
-    outage: str = "spread"
-
-    @classmethod
-    def from_settings(cls, settings: BaseSettings, fetch_timeout: float) -> FleetConfig:
-        # The holder renews its lock every third of the TTL while its fetch runs: a dead
-        # crawler's lock expires within the TTL, a live one keeps it.
-        lock_ttl = number(settings, "ROBOTSTXT_FLEET_LOCK_TTL", 10.0, float, minimum=1)
-        # The hard bound on one holder: a fetch may follow redirects, each bounded by the
-        # fetch timeout; past this, a live holder is taken over too.
-        lock_wait = number(
-            settings, "ROBOTSTXT_FLEET_LOCK_WAIT", max(2 * fetch_timeout + 10, lock_ttl), float, minimum=0
-        )
-        return cls(
-            redis_url=_redis_url(settings),
-            prefix=settings.get("ROBOTSTXT_REDIS_KEY_PREFIX")
-            or f"scrapy_robots:{settings.get('BOT_NAME') or 'scrapybot'}",
-            timeout=number(settings, "ROBOTSTXT_REDIS_TIMEOUT", 0.5, float, minimum=0.01),
-            connections=number(settings, "ROBOTSTXT_REDIS_CONNECTIONS", 50, int, minimum=1),
-            lock_ttl=lock_ttl,
-            lock_wait=lock_wait,
-            pacing=read_bool(settings, "ROBOTSTXT_FLEET_PACING", True),
-            pacing_margin=number(settings, "ROBOTSTXT_FLEET_PACING_MARGIN", 0.05, float, minimum=0),
-            outage=choice(settings, "ROBOTSTXT_FLEET_OUTAGE", ("spread", "hold", "alone")),
-        )
-
-
-@dataclass(frozen=True)
 class RobotsConfig:
+    obey: bool  #: ROBOTSTXT_OBEY: the middleware is off without it
     parser_class: type  #: a RobotParser, a Scrapy parser class, or the user's own
     user_agent: str | None  #: ROBOTSTXT_USER_AGENT: obeyed whatever a request's User-Agent
     #: the agent robots.txt is read as when a request names none (ROBOTSTXT_USER_AGENT, USER_AGENT, "*")
@@ -93,8 +58,9 @@ class RobotsConfig:
     retry_times: int
     allow_after: float
     cache_ttl: float
-    cache_size: int
+    cache_size: int  #: ROBOTSTXT_CACHE_SIZE: the sites a storage keeps
     cache_parsed: int
+    #: where the disk storage keeps its file: ROBOTSTXT_CACHE_PATH, else under JOBDIR
     cache_path: str | None
     storage_class: type
     excluded_domains: tuple[str, ...]
@@ -105,6 +71,9 @@ class RobotsConfig:
     max_crawl_delay: float
     crawl_delay_exceeded: str
     fleet: FleetConfig
+    backoff: BackoffConfig
+    record: RecordConfig | None  #: ROBOTSTXT_RECORD: None, the default, when no folder is named
+    directives: DirectivesConfig
     usage: UsageConfig | None  #: ROBOTSTXT_USAGE: None, the default, when no purpose is declared
     #: ROBOTSTXT_RFC9309_*: how our parser reads files; checked whatever ROBOTSTXT_PARSER is
     rfc9309: Options
@@ -131,46 +100,63 @@ class RobotsConfig:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsConfig:
-        timeout = fetch_timeout(settings)
-        usage = UsageConfig.from_settings(settings)
+        """Every ROBOTSTXT_* setting read and checked; ``ValueError`` naming the first bad one."""
+        timeout = number(settings, "ROBOTSTXT_TIMEOUT", float, default=default("ROBOTSTXT_TIMEOUT", settings))
+        cache_path = settings.get("ROBOTSTXT_CACHE_PATH") or default("ROBOTSTXT_CACHE_PATH", settings)
+        usage = usage_config(settings)
         return cls(
+            obey=read_bool(settings, "ROBOTSTXT_OBEY"),
             parser_class=_parser_class(settings),
-            user_agent=settings.get("ROBOTSTXT_USER_AGENT") or None,
+            user_agent=configured_user_agent(settings),
             default_user_agent=default_user_agent(settings),
-            maxsize=number(settings, "ROBOTSTXT_MAXSIZE", 500 * 1024, int, minimum=1),
+            maxsize=number(settings, "ROBOTSTXT_MAXSIZE", int, minimum=1),
             timeout=timeout,
             status_policy=_status_policy(settings),
-            retry_delay=number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_DELAY", 30.0, float, minimum=0),
-            retry_max_delay=number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY", 3600.0, float, minimum=0),
-            retry_times=number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_TIMES", 3, int, minimum=0),
-            allow_after=number(settings, "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER", 30 * DAY, float, minimum=0),
-            cache_ttl=number(settings, "ROBOTSTXT_CACHE_TTL", DAY, float, minimum=0),
-            cache_size=cache_size(settings),
-            cache_parsed=number(settings, "ROBOTSTXT_CACHE_PARSED", 256, int, minimum=1),
-            cache_path=cache_path(settings),
-            storage_class=load_class(settings, "ROBOTSTXT_CACHE_STORAGE", _default_storage(settings)),
+            retry_delay=number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_DELAY", float, minimum=0),
+            retry_max_delay=number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY", float, minimum=0),
+            retry_times=number(settings, "ROBOTSTXT_UNREACHABLE_RETRY_TIMES", int, minimum=0),
+            allow_after=number(settings, "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER", float, minimum=0),
+            cache_ttl=number(settings, "ROBOTSTXT_CACHE_TTL", float, minimum=0),
+            cache_size=int(number(settings, "ROBOTSTXT_CACHE_SIZE", int, minimum=1)),
+            cache_parsed=number(settings, "ROBOTSTXT_CACHE_PARSED", int, minimum=1),
+            cache_path=None if cache_path is None else str(cache_path),
+            storage_class=_load_value(
+                "ROBOTSTXT_CACHE_STORAGE",
+                settings.get("ROBOTSTXT_CACHE_STORAGE") or default("ROBOTSTXT_CACHE_STORAGE", settings, cache_path),
+            ),
             excluded_domains=domains(settings, "ROBOTSTXT_EXCLUDED_DOMAINS"),
-            max_waiting=number(settings, "ROBOTSTXT_MAX_WAITING", _default_max_waiting(settings), int, minimum=0),
+            max_waiting=number(
+                settings, "ROBOTSTXT_MAX_WAITING", int, minimum=0, default=default("ROBOTSTXT_MAX_WAITING", settings)
+            ),
             requeue_on_close=bool(settings.get("JOBDIR")) or settings.getbool("SCHEDULER_PERSIST"),
-            crawl_delay=read_bool(settings, "ROBOTSTXT_CRAWL_DELAY", True),
-            max_crawl_delay=number(settings, "ROBOTSTXT_MAX_CRAWL_DELAY", 60.0, float, minimum=0),
+            crawl_delay=read_bool(settings, "ROBOTSTXT_CRAWL_DELAY"),
+            max_crawl_delay=number(settings, "ROBOTSTXT_MAX_CRAWL_DELAY", float, minimum=0),
             crawl_delay_exceeded=choice(settings, "ROBOTSTXT_CRAWL_DELAY_EXCEEDED", ("clamp", "skip")),
             fleet=FleetConfig.from_settings(settings, timeout),
+            backoff=BackoffConfig.from_settings(settings),
+            record=RecordConfig.from_settings(settings),
+            directives=DirectivesConfig.from_settings(settings),
             usage=usage,
             rfc9309=rfc9309_options(settings),
             one_shot=settings.getbool(ONE_SHOT_SETTING),
-            serve=read_bool(settings, "ROBOTSTXT_SERVE", True),
-            tdmrep=tdmrep_purposes(settings, usage),
+            serve=read_bool(settings, "ROBOTSTXT_SERVE"),
+            tdmrep=_tdmrep_purposes(settings, usage),
         )
 
     @classmethod
     def of(cls, crawler: Crawler) -> RobotsConfig:
         """The crawl's configuration, read and checked once per crawler (whose settings are
         frozen by the time its components are built): the downloader middleware, the spider
-        middlewares and the command's crawl take their parts from this one object."""
+        middlewares, the storages, our parser and the command's crawl take their parts from
+        this one object. A bad setting raises :class:`SettingError`, naming it."""
         config = _OF.get(crawler)
         if config is None:
-            config = _OF[crawler] = cls.from_settings(crawler.settings)
+            try:
+                config = _OF[crawler] = cls.from_settings(crawler.settings)
+            except SettingError:
+                raise
+            except ValueError as exc:
+                raise SettingError(str(exc)) from None
         return config
 
 
@@ -178,31 +164,13 @@ class RobotsConfig:
 _OF: WeakKeyDictionary[Crawler, RobotsConfig] = WeakKeyDictionary()
 
 
-def tdmrep_purposes(settings: BaseSettings, usage: UsageConfig | None) -> tuple[str, ...]:
+def _tdmrep_purposes(settings: BaseSettings, usage: UsageConfig | None) -> tuple[str, ...]:
     """The purposes of ROBOTSTXT_USAGE (``usage``) that TDMRep speaks for
     (:data:`TDM_PURPOSES`), unless ROBOTSTXT_TDMREP is False; empty when none is declared."""
-    on = read_bool(settings, "ROBOTSTXT_TDMREP", True)
+    on = read_bool(settings, "ROBOTSTXT_TDMREP")
     if not on or usage is None:
         return ()
     return tuple(purpose for purpose in usage.purposes if purpose in TDM_PURPOSES)
-
-
-def _default_max_waiting(settings: BaseSettings) -> int:
-    # A queue shared by a fleet (scrapy-redis, SCHEDULER_PERSIST): what a crawler parks
-    # is taken out of it, and lost if the crawler dies; no more than it can download.
-    if settings.getbool("SCHEDULER_PERSIST"):
-        return max(settings.getint("CONCURRENT_REQUESTS"), 1)
-    return 10_000
-
-
-def fetch_timeout(settings: BaseSettings) -> float:
-    """ROBOTSTXT_TIMEOUT: DOWNLOAD_TIMEOUT, at most 30 s, unless set."""
-    return number(settings, "ROBOTSTXT_TIMEOUT", min(settings.getfloat("DOWNLOAD_TIMEOUT", 180), 30.0), float)
-
-
-def cache_size(settings: BaseSettings) -> int:
-    """ROBOTSTXT_CACHE_SIZE: the sites a storage keeps."""
-    return int(number(settings, "ROBOTSTXT_CACHE_SIZE", 100_000, int, minimum=1))
 
 
 def _parser_class(settings: BaseSettings) -> type:
@@ -212,25 +180,6 @@ def _parser_class(settings: BaseSettings) -> type:
     if value is None or (settings.getpriority("ROBOTSTXT_PARSER") or 0) <= 0:
         value = DEFAULT_PARSER
     return _load_value("ROBOTSTXT_PARSER", value)
-
-
-def cache_path(settings: BaseSettings) -> str | None:
-    """Where the disk storage keeps its file: ROBOTSTXT_CACHE_PATH, else under JOBDIR."""
-    path = settings.get("ROBOTSTXT_CACHE_PATH")
-    if path:
-        return str(path)
-    jobdir = settings.get("JOBDIR")
-    return os.path.join(jobdir, JOBDIR_FILE) if jobdir else None
-
-
-def _default_storage(settings: BaseSettings) -> str:
-    # A crawl with a JOBDIR (or a path given) keeps robots.txt with the job: resumed,
-    # it fetches nothing again. Otherwise nothing is written to disk.
-    return DISK_STORAGE if cache_path(settings) else MEMORY_STORAGE
-
-
-def load_class(settings: BaseSettings, name: str, default: str) -> type:
-    return _load_value(name, settings.get(name) or default)
 
 
 #: What a setting that holds a class names, for the error that says what to give.
@@ -248,6 +197,8 @@ def _load_value(name: str, value: Any) -> Any:
     try:
         return load_object(value)
     except (ImportError, NameError, ValueError, AttributeError) as exc:
+        from scrapy_robots.parsers import SHORT_NAMES
+
         short = SHORT_NAMES.get(value.strip().lower()) if name == "ROBOTSTXT_PARSER" else None
         if short is not None:
             raise ValueError(
@@ -262,7 +213,7 @@ def _load_value(name: str, value: Any) -> Any:
 
 def _status_policy(settings: BaseSettings) -> StatusPolicy:
     """A preset name, a dict, or a dict as JSON (``-s``, as Scrapy reads dict settings)."""
-    raw = settings.get("ROBOTSTXT_STATUS_POLICY")
+    raw = settings.get("ROBOTSTXT_STATUS_POLICY") or default("ROBOTSTXT_STATUS_POLICY", settings)
     if isinstance(raw, str) and raw.strip().startswith("{"):
         try:
             raw = json.loads(raw)
@@ -271,32 +222,6 @@ def _status_policy(settings: BaseSettings) -> StatusPolicy:
     elif hasattr(raw, "copy_to_dict"):  # a dict set with priorities (BaseSettings)
         raw = raw.copy_to_dict()
     return StatusPolicy.from_setting(raw)
-
-
-_REDIS_SCHEMES = ("redis", "rediss", "unix")
-
-
-def _redis_url(settings: BaseSettings) -> str:
-    """The fleet's Redis URL: ROBOTSTXT_REDIS_URL, else scrapy-redis' REDIS_URL, checked
-    as redis-py reads it (it would fail later, naming neither setting)."""
-    for name in ("ROBOTSTXT_REDIS_URL", "REDIS_URL"):
-        value = settings.get(name)
-        if not value:
-            continue
-        example = "such as 'redis://127.0.0.1:6379/0', 'rediss://user:password@host:6380' or 'unix:///run/redis.sock'"
-        if not isinstance(value, str):
-            raise ValueError(f"{name} must be a Redis URL {example}, not {value!r}")
-        parts = urlsplit(value.strip())
-        if parts.scheme.lower() not in _REDIS_SCHEMES:
-            raise ValueError(f"{name} = {value!r} is not a Redis URL: give one {example}")
-        try:
-            parts.port  # noqa: B018 - raises on a port that is not a number
-        except ValueError:
-            raise ValueError(f"{name} = {value!r} has an invalid port: give a Redis URL {example}") from None
-        if parts.scheme.lower() == "unix" and not parts.path:
-            raise ValueError(f"{name} = {value!r} names no socket path: give a Redis URL {example}")
-        return value.strip()
-    return "redis://127.0.0.1:6379"
 
 
 #: Scrapy setting -> (Options field, allowed values or None for a boolean).
@@ -315,6 +240,7 @@ def rfc9309_options(settings: BaseSettings) -> Options:
     values: dict[str, Any] = {}
     for setting, (field, choices) in RFC9309_SETTINGS.items():
         if settings.get(setting) is None:
+            values[field] = default(setting, settings)
             continue
         if choices is None:
             try:

@@ -1,5 +1,7 @@
 """The validators every ROBOTSTXT_* reader shares: a bad value fails at start-up with
-the setting's name and what to give instead, never rounded or guessed."""
+the setting's name and what to give instead, never rounded or guessed. A setting left
+unset is its default from the table (``defaults.py``); a default computed from other
+settings is passed in (``default=``)."""
 
 from __future__ import annotations
 
@@ -8,16 +10,30 @@ import math
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from scrapy_robots.settings.defaults import DEFAULTS, Computed
+
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
+#: No ``default=`` given: the table's.
+_TABLE: Any = object()
 
-def number(settings: BaseSettings, name: str, default: Any, kind: type, minimum: float = 0) -> Any:
+
+def _default(name: str, given: Any) -> Any:
+    if given is not _TABLE:
+        return given
+    value = DEFAULTS[name]
+    if isinstance(value, Computed):  # a bug of ours, not the user's
+        raise TypeError(f"{name}'s default is computed ({value.docs}): pass it as default=")
+    return value
+
+
+def number(settings: BaseSettings, name: str, kind: type, minimum: float = 0, *, default: Any = _TABLE) -> Any:
     """A number; one that would change on the way in (a fraction where a whole number
     is needed, True for 1) is refused, never rounded."""
     raw = settings.get(name)
     if raw is None or raw == "":
-        return default
+        return _default(name, default)
     noun = "whole number" if kind is int else "number"
     if isinstance(raw, bool):
         raise ValueError(f"{name} must be a {noun}, not {raw!r}")
@@ -34,12 +50,12 @@ def number(settings: BaseSettings, name: str, default: Any, kind: type, minimum:
     return number
 
 
-def read_bool(settings: BaseSettings, name: str, default: bool) -> bool:
+def read_bool(settings: BaseSettings, name: str) -> bool:
     """True or False, as Scrapy's getbool reads them (True/False, 1/0, "true"/"false"),
     with the setting's name in the error; anything else (2, 0.5, "yes") is refused."""
     raw = settings.get(name)
     if raw is None or raw == "":
-        return default
+        return bool(_default(name, _TABLE))
     if isinstance(raw, bool):
         return raw
     if isinstance(raw, int) and raw in (0, 1):
@@ -50,9 +66,10 @@ def read_bool(settings: BaseSettings, name: str, default: bool) -> bool:
 
 
 def choice(settings: BaseSettings, name: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices``, in any case."""
     raw = settings.get(name)
     if raw is None or raw == "":
-        return choices[0]
+        return str(_default(name, _TABLE))
     value = raw.strip().lower() if isinstance(raw, str) else None
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, not {raw!r}")
@@ -64,7 +81,7 @@ def domains(settings: BaseSettings, name: str) -> tuple[str, ...]:
     port would match no host: refused, with the domain to give instead."""
     raw = settings.get(name)
     if raw is None or raw == "":
-        return ()
+        raw = _default(name, _TABLE)
     if isinstance(raw, str) and raw.strip().startswith("["):
         try:  # -s 'NAME=["example.com"]', as Scrapy reads list settings given as JSON
             raw = json.loads(raw)
@@ -92,6 +109,17 @@ def domains(settings: BaseSettings, name: str) -> tuple[str, ...]:
             )
         found.add(domain)
     return tuple(sorted(found))
+
+
+def configured_user_agent(settings: Any) -> str | None:
+    """``ROBOTSTXT_USER_AGENT``: obeyed whatever a request's own User-Agent; None unset."""
+    return settings.get("ROBOTSTXT_USER_AGENT") or None
+
+
+def default_user_agent(settings: Any) -> str:
+    """The agent a crawl obeys robots.txt as: ``ROBOTSTXT_USER_AGENT``, else
+    ``USER_AGENT``, else ``*``. ``settings``: Scrapy's, or any mapping."""
+    return settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT") or "*"
 
 
 def object_name(value: Any) -> str:

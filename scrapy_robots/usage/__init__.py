@@ -15,7 +15,6 @@ drafts are silent are in ``docs/usage.rst``. No Scrapy import.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -281,39 +280,10 @@ def stricter(first: Preference, second: Preference) -> Preference:
 
 @dataclass(frozen=True)
 class UsageConfig:
-    """``ROBOTSTXT_USAGE`` and ``ROBOTSTXT_USAGE_MODE``, read once."""
+    """``ROBOTSTXT_USAGE`` and ``ROBOTSTXT_USAGE_MODE``, read once (``settings/parts.py``)."""
 
     purposes: tuple[str, ...]
     mode: str = "deny"
-
-    @classmethod
-    def from_settings(cls, settings: Mapping[str, Any] | Any) -> UsageConfig | None:
-        """None when the crawl declares no purpose. ValueError naming the setting otherwise."""
-        raw = settings.get("ROBOTSTXT_USAGE")
-        mode = settings.get("ROBOTSTXT_USAGE_MODE") or "deny"
-        if mode not in MODES:
-            raise ValueError(f"ROBOTSTXT_USAGE_MODE must be 'deny' or 'tag', not {mode!r}")
-        if raw is None or raw == "" or raw == [] or raw == ():
-            return None
-        if isinstance(raw, str) and raw.lstrip().startswith("["):
-            try:  # -s 'ROBOTSTXT_USAGE=["train-ai"]'
-                raw = json.loads(raw)
-            except ValueError:
-                raise ValueError(f"ROBOTSTXT_USAGE = {raw!r} is not a JSON list of purposes") from None
-        if isinstance(raw, str):
-            names = [part.strip() for part in raw.split(",") if part.strip()]
-        elif isinstance(raw, (list, tuple)) and all(isinstance(name, str) for name in raw):
-            names = list(raw)
-        else:
-            raise ValueError(f"ROBOTSTXT_USAGE must be a list of purposes such as ['train-ai'], not {raw!r}")
-        purposes = []
-        for name in names:
-            try:
-                purposes.append(canonical_purpose(name))
-            except ValueError:
-                known = ", ".join([*PURPOSES, *ALIASES])
-                raise ValueError(f"ROBOTSTXT_USAGE: unknown purpose {name!r}; known purposes: {known}") from None
-        return cls(tuple(dict.fromkeys(purposes)), mode)
 
 
 #: Meta key of the preferences, purpose -> :meth:`Preference.as_meta`.

@@ -1,0 +1,160 @@
+"""Every ``ROBOTSTXT_*`` setting the package reads, with its default, in one table.
+
+Scrapy keeps its defaults in ``scrapy/settings/default_settings.py``, scrapy-redis in
+``defaults.py``; here, :data:`DEFAULTS`. The readers (``readers.py``) take a setting's
+default from it, so a default is written once; docs/settings.rst states the same
+defaults, and a test compares the two. A default that depends on other settings is a
+:class:`Computed`: how the docs write it, and the function that computes it at start-up.
+
+``ROBOTSTXT_OBEY``, ``ROBOTSTXT_USER_AGENT`` and ``ROBOTSTXT_PARSER`` are Scrapy's own
+settings: the first two keep Scrapy's defaults; ``ROBOTSTXT_PARSER`` is our parser unless
+the project or the spider sets it (Scrapy's default, Protego, is not read as a choice).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from scrapy.settings import BaseSettings
+
+DAY: Final = 24 * 3600.0
+#: The parser used when the project leaves ROBOTSTXT_PARSER at Scrapy's default.
+DEFAULT_PARSER: Final = "scrapy_robots.parsers.RFC9309Parser"
+MEMORY_STORAGE: Final = "scrapy_robots.cache.MemoryRobotsStorage"
+DISK_STORAGE: Final = "scrapy_robots.cache.SqliteRobotsStorage"
+#: The SQLite file's name under JOBDIR.
+JOBDIR_FILE: Final = "robotstxt.sqlite3"
+#: The fleet's Redis when neither ROBOTSTXT_REDIS_URL nor scrapy-redis' REDIS_URL is set.
+LOCAL_REDIS: Final = "redis://127.0.0.1:6379"
+
+
+class Computed:
+    """A default that depends on other settings: ``docs`` is how docs/settings.rst writes
+    it; ``compute(settings, *given)`` is its value, ``given`` the values it depends on
+    that were read already (the fetch timeout of ROBOTSTXT_FLEET_LOCK_WAIT)."""
+
+    __slots__ = ("compute", "docs")
+
+    def __init__(self, docs: str, compute: Callable[..., Any]):
+        self.docs = docs
+        self.compute = compute
+
+    def __repr__(self) -> str:
+        return f"Computed({self.docs!r})"
+
+
+def _cache_path(settings: BaseSettings) -> str | None:
+    jobdir = settings.get("JOBDIR")
+    return os.path.join(jobdir, JOBDIR_FILE) if jobdir else None
+
+
+def _max_waiting(settings: BaseSettings) -> int:
+    # A queue shared by a fleet (scrapy-redis, SCHEDULER_PERSIST): what a crawler parks
+    # is taken out of it, and lost if the crawler dies; no more than it can download.
+    if settings.getbool("SCHEDULER_PERSIST"):
+        return max(settings.getint("CONCURRENT_REQUESTS"), 1)
+    return 10_000
+
+
+#: Setting -> default: a value, or a :class:`Computed`. In the order of docs/settings.rst.
+DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
+    {
+        # Scrapy's own.
+        "ROBOTSTXT_OBEY": False,
+        "ROBOTSTXT_USER_AGENT": None,
+        "ROBOTSTXT_PARSER": DEFAULT_PARSER,
+        # Fetching and the status policy.
+        "ROBOTSTXT_STATUS_POLICY": "default",
+        "ROBOTSTXT_MAXSIZE": 500 * 1024,
+        "ROBOTSTXT_TIMEOUT": Computed(
+            "``min(DOWNLOAD_TIMEOUT, 30)``", lambda settings: min(settings.getfloat("DOWNLOAD_TIMEOUT", 180), 30.0)
+        ),
+        # The cache.
+        "ROBOTSTXT_CACHE_TTL": DAY,
+        "ROBOTSTXT_CACHE_SIZE": 100_000,
+        "ROBOTSTXT_CACHE_PARSED": 256,
+        # A crawl with a JOBDIR (or a path given) keeps robots.txt with the job: resumed,
+        # it fetches nothing again. Otherwise nothing is written to disk.
+        "ROBOTSTXT_CACHE_STORAGE": Computed(
+            "``MemoryRobotsStorage``, or ``SqliteRobotsStorage`` with a ``JOBDIR``",
+            lambda settings, path: DISK_STORAGE if path else MEMORY_STORAGE,
+        ),
+        "ROBOTSTXT_CACHE_PATH": Computed("``<JOBDIR>/robotstxt.sqlite3``", _cache_path),
+        # An unreachable robots.txt.
+        "ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 30.0,
+        "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY": 3600.0,
+        "ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 3,
+        "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER": 30 * DAY,
+        "ROBOTSTXT_EXCLUDED_DOMAINS": (),
+        "ROBOTSTXT_SERVE": True,
+        # The page backoff (pace/backoff.py).
+        "ROBOTSTXT_BACKOFF": True,
+        "ROBOTSTXT_BACKOFF_HTTP_CODES": (429, 503),
+        "ROBOTSTXT_BACKOFF_PAUSE": 5.0,
+        "ROBOTSTXT_BACKOFF_MAX_PAUSE": 600.0,
+        "ROBOTSTXT_BACKOFF_FACTOR": 2.0,
+        "ROBOTSTXT_BACKOFF_RECOVERY": 20,
+        # Waiting for robots.txt, and Crawl-delay.
+        "ROBOTSTXT_MAX_WAITING": Computed(
+            "``10000``; ``CONCURRENT_REQUESTS`` with ``SCHEDULER_PERSIST``", _max_waiting
+        ),
+        "ROBOTSTXT_CRAWL_DELAY": True,
+        "ROBOTSTXT_MAX_CRAWL_DELAY": 60.0,
+        "ROBOTSTXT_CRAWL_DELAY_EXCEEDED": "clamp",
+        # The fleet (fleet/).
+        "ROBOTSTXT_REDIS_URL": Computed(
+            "``REDIS_URL``, else ``redis://127.0.0.1:6379``", lambda settings: settings.get("REDIS_URL") or LOCAL_REDIS
+        ),
+        "ROBOTSTXT_REDIS_KEY_PREFIX": Computed(
+            '``"scrapy_robots:<BOT_NAME>"``',
+            lambda settings: f"scrapy_robots:{settings.get('BOT_NAME') or 'scrapybot'}",
+        ),
+        "ROBOTSTXT_REDIS_TIMEOUT": 0.5,
+        "ROBOTSTXT_REDIS_CONNECTIONS": 50,
+        # The holder renews its lock every third of the TTL while its fetch runs: a dead
+        # crawler's lock expires within the TTL, a live one keeps it.
+        "ROBOTSTXT_FLEET_LOCK_TTL": 10.0,
+        # The hard bound on one holder: a fetch may follow redirects, each bounded by the
+        # fetch timeout; past this, a live holder is taken over too.
+        "ROBOTSTXT_FLEET_LOCK_WAIT": Computed(
+            "``2 × ROBOTSTXT_TIMEOUT + 10``, at least ``ROBOTSTXT_FLEET_LOCK_TTL``",
+            lambda settings, timeout, lock_ttl: max(2 * timeout + 10, lock_ttl),
+        ),
+        "ROBOTSTXT_FLEET_PACING": True,
+        "ROBOTSTXT_FLEET_PACING_MARGIN": 0.05,
+        "ROBOTSTXT_FLEET_OUTAGE": "spread",
+        # How our parser reads files (rfc9309/: Options has the same defaults, tested).
+        "ROBOTSTXT_RFC9309_PRECEDENCE": "longest",
+        "ROBOTSTXT_RFC9309_WILDCARDS": True,
+        "ROBOTSTXT_RFC9309_EMPTY_RULES": "ignore",
+        "ROBOTSTXT_RFC9309_AGENT_MATCHING": "token",
+        "ROBOTSTXT_RFC9309_PRODUCT_TOKENS": "names",
+        # Usage preferences and TDMRep (usage/, tdmrep/).
+        "ROBOTSTXT_USAGE": None,
+        "ROBOTSTXT_USAGE_MODE": "deny",
+        "ROBOTSTXT_TDMREP": True,
+        # The compliance record (record/).
+        "ROBOTSTXT_RECORD": None,
+        "ROBOTSTXT_RECORD_FORMAT": "warc",
+        "ROBOTSTXT_RECORD_FLUSH_INTERVAL": 5.0,
+        "ROBOTSTXT_RECORD_BATCH": 10_000,
+        # A page's robots directives (directives/).
+        "ROBOTSTXT_DIRECTIVES": True,
+        "ROBOTSTXT_DIRECTIVES_NOFOLLOW": True,
+        "ROBOTSTXT_DIRECTIVES_REL_NOFOLLOW": True,
+        "ROBOTSTXT_DIRECTIVES_NOINDEX": "mark",
+        "ROBOTSTXT_DIRECTIVES_NOINDEX_FIELD": "robots_noindex",
+    }
+)
+
+
+def default(name: str, settings: BaseSettings, *given: Any) -> Any:
+    """The default of ``name`` for these settings (a :class:`Computed` computed)."""
+    value = DEFAULTS[name]
+    return value.compute(settings, *given) if isinstance(value, Computed) else value

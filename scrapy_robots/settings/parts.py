@@ -1,0 +1,209 @@
+"""Each part's own settings, read and checked by :meth:`RobotsConfig.from_settings
+<scrapy_robots.settings.config.RobotsConfig.from_settings>` and handed to the part: the
+fleet, the page backoff, the compliance record, the page directives, the usage
+declaration. A part never reads a ``ROBOTSTXT_*`` setting itself; a plug-in that Scrapy
+builds from a crawler alone (a storage, a parser) takes its part from
+``RobotsConfig.of(crawler)``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
+
+from scrapy_robots.record.writer import FORMATS
+from scrapy_robots.settings.defaults import default
+from scrapy_robots.settings.readers import choice, configured_user_agent, default_user_agent, number, read_bool
+from scrapy_robots.usage import ALIASES, MODES, PURPOSES, UsageConfig, canonical_purpose
+from scrapy_robots.useragent import product_token, request_agent
+
+if TYPE_CHECKING:
+    from scrapy.http import Response
+    from scrapy.settings import BaseSettings
+
+#: What ``noindex`` does to a page's items (ROBOTSTXT_DIRECTIVES_NOINDEX).
+NOINDEX_ACTIONS: Final = ("mark", "drop", "ignore")
+_REDIS_SCHEMES = ("redis", "rediss", "unix")
+
+
+@dataclass(frozen=True)
+class FleetConfig:
+    """The settings of the Redis-backed fleet (``scrapy_robots.fleet``)."""
+
+    redis_url: str
+    prefix: str
+    timeout: float
+    connections: int
+    lock_ttl: float
+    lock_wait: float
+    pacing: bool
+    pacing_margin: float
+    #: what each crawler does while Redis is away: "spread", "hold" or "alone"
+    outage: str = "spread"
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings, fetch_timeout: float) -> FleetConfig:
+        lock_ttl = number(settings, "ROBOTSTXT_FLEET_LOCK_TTL", float, minimum=1)
+        lock_wait = number(
+            settings,
+            "ROBOTSTXT_FLEET_LOCK_WAIT",
+            float,
+            minimum=0,
+            default=default("ROBOTSTXT_FLEET_LOCK_WAIT", settings, fetch_timeout, lock_ttl),
+        )
+        return cls(
+            redis_url=_redis_url(settings),
+            prefix=settings.get("ROBOTSTXT_REDIS_KEY_PREFIX") or default("ROBOTSTXT_REDIS_KEY_PREFIX", settings),
+            timeout=number(settings, "ROBOTSTXT_REDIS_TIMEOUT", float, minimum=0.01),
+            connections=number(settings, "ROBOTSTXT_REDIS_CONNECTIONS", int, minimum=1),
+            lock_ttl=lock_ttl,
+            lock_wait=lock_wait,
+            pacing=read_bool(settings, "ROBOTSTXT_FLEET_PACING"),
+            pacing_margin=number(settings, "ROBOTSTXT_FLEET_PACING_MARGIN", float, minimum=0),
+            outage=choice(settings, "ROBOTSTXT_FLEET_OUTAGE", ("spread", "hold", "alone")),
+        )
+
+
+def _redis_url(settings: BaseSettings) -> str:
+    """The fleet's Redis URL: ROBOTSTXT_REDIS_URL, else scrapy-redis' REDIS_URL, checked
+    as redis-py reads it (it would fail later, naming neither setting)."""
+    name = "ROBOTSTXT_REDIS_URL" if settings.get("ROBOTSTXT_REDIS_URL") else "REDIS_URL"
+    value = settings.get("ROBOTSTXT_REDIS_URL") or default("ROBOTSTXT_REDIS_URL", settings)
+    example = "such as 'redis://127.0.0.1:6379/0', 'rediss://user:password@host:6380' or 'unix:///run/redis.sock'"
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a Redis URL {example}, not {value!r}")
+    parts = urlsplit(value.strip())
+    if parts.scheme.lower() not in _REDIS_SCHEMES:
+        raise ValueError(f"{name} = {value!r} is not a Redis URL: give one {example}")
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise ValueError(f"{name} = {value!r} has an invalid port: give a Redis URL {example}") from None
+    if parts.scheme.lower() == "unix" and not parts.path:
+        raise ValueError(f"{name} = {value!r} names no socket path: give a Redis URL {example}")
+    return value.strip()
+
+
+@dataclass(frozen=True)
+class BackoffConfig:
+    """The page backoff's settings (``scrapy_robots.pace.backoff``)."""
+
+    enabled: bool
+    codes: frozenset[int]
+    pause: float  #: the first pause without Retry-After
+    max_pause: float
+    factor: float
+    recovery: int  #: answers to come back to the configured pace
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> BackoffConfig:
+        codes = settings.getlist("ROBOTSTXT_BACKOFF_HTTP_CODES", default("ROBOTSTXT_BACKOFF_HTTP_CODES", settings))
+        try:
+            statuses = frozenset(int(code) for code in codes)
+        except (TypeError, ValueError):
+            raise ValueError(f"ROBOTSTXT_BACKOFF_HTTP_CODES must list HTTP statuses, not {codes!r}") from None
+        if any(not 100 <= status <= 599 for status in statuses):
+            raise ValueError(f"ROBOTSTXT_BACKOFF_HTTP_CODES must list HTTP statuses (100-599), not {codes!r}")
+        return cls(
+            enabled=read_bool(settings, "ROBOTSTXT_BACKOFF"),
+            codes=statuses,
+            pause=number(settings, "ROBOTSTXT_BACKOFF_PAUSE", float, minimum=0),
+            max_pause=number(settings, "ROBOTSTXT_BACKOFF_MAX_PAUSE", float, minimum=0),
+            factor=number(settings, "ROBOTSTXT_BACKOFF_FACTOR", float, minimum=1),
+            recovery=number(settings, "ROBOTSTXT_BACKOFF_RECOVERY", int, minimum=1),
+        )
+
+
+@dataclass(frozen=True)
+class RecordConfig:
+    """The compliance record's settings (``scrapy_robots.record``); the folder is made,
+    and checked writable, when the crawl's record opens it."""
+
+    folder: str
+    format: str
+    flush_interval: float
+    batch: int
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> RecordConfig | None:
+        """None when ROBOTSTXT_RECORD names no folder."""
+        # Each checked whatever else is set: a typo fails now, not when the record is turned on.
+        format = choice(settings, "ROBOTSTXT_RECORD_FORMAT", FORMATS)
+        flush_interval = number(settings, "ROBOTSTXT_RECORD_FLUSH_INTERVAL", float, minimum=0.01)
+        batch = number(settings, "ROBOTSTXT_RECORD_BATCH", int, minimum=1)
+        folder = settings.get("ROBOTSTXT_RECORD")
+        if folder is None or folder == "" or folder is False:
+            return None
+        if not isinstance(folder, str):
+            raise ValueError(f"ROBOTSTXT_RECORD must be a folder path, not {folder!r}")
+        if format == "warc":
+            from scrapy_robots.record.warc import check_warcio
+
+            check_warcio()
+        return cls(folder=folder, format=format, flush_interval=flush_interval, batch=batch)
+
+
+@dataclass(frozen=True)
+class DirectivesConfig:
+    """The ``ROBOTSTXT_DIRECTIVES*`` settings (``scrapy_robots.directives``)."""
+
+    enabled: bool
+    user_agent: str | None  #: ROBOTSTXT_USER_AGENT
+    default_user_agent: str
+    nofollow: bool
+    rel_nofollow: bool
+    noindex: str  #: one of NOINDEX_ACTIONS
+    noindex_field: str
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> DirectivesConfig:
+        field = settings.get("ROBOTSTXT_DIRECTIVES_NOINDEX_FIELD") or default(
+            "ROBOTSTXT_DIRECTIVES_NOINDEX_FIELD", settings
+        )
+        if not isinstance(field, str) or not field.strip():
+            raise ValueError(f"ROBOTSTXT_DIRECTIVES_NOINDEX_FIELD must be a field name, not {field!r}")
+        return cls(
+            enabled=read_bool(settings, "ROBOTSTXT_DIRECTIVES"),
+            user_agent=configured_user_agent(settings),
+            default_user_agent=default_user_agent(settings),
+            nofollow=read_bool(settings, "ROBOTSTXT_DIRECTIVES_NOFOLLOW"),
+            rel_nofollow=read_bool(settings, "ROBOTSTXT_DIRECTIVES_REL_NOFOLLOW"),
+            noindex=choice(settings, "ROBOTSTXT_DIRECTIVES_NOINDEX", NOINDEX_ACTIONS),
+            noindex_field=field.strip(),
+        )
+
+    def token(self, response: Response) -> str:
+        """The crawler's product token for ``response``, as robots.txt matching reads it."""
+        return product_token(request_agent(response.request, self.user_agent, self.default_user_agent))
+
+
+def usage_config(settings: BaseSettings | Any) -> UsageConfig | None:
+    """``ROBOTSTXT_USAGE`` and ``ROBOTSTXT_USAGE_MODE``: None when the crawl declares no
+    purpose. ``settings``: Scrapy's, or any mapping."""
+    raw = settings.get("ROBOTSTXT_USAGE")
+    mode = settings.get("ROBOTSTXT_USAGE_MODE") or default("ROBOTSTXT_USAGE_MODE", settings)
+    if mode not in MODES:
+        raise ValueError(f"ROBOTSTXT_USAGE_MODE must be 'deny' or 'tag', not {mode!r}")
+    if raw is None or raw == "" or raw == [] or raw == ():
+        return None
+    if isinstance(raw, str) and raw.lstrip().startswith("["):
+        try:  # -s 'ROBOTSTXT_USAGE=["train-ai"]'
+            raw = json.loads(raw)
+        except ValueError:
+            raise ValueError(f"ROBOTSTXT_USAGE = {raw!r} is not a JSON list of purposes") from None
+    if isinstance(raw, str):
+        names = [part.strip() for part in raw.split(",") if part.strip()]
+    elif isinstance(raw, (list, tuple)) and all(isinstance(name, str) for name in raw):
+        names = list(raw)
+    else:
+        raise ValueError(f"ROBOTSTXT_USAGE must be a list of purposes such as ['train-ai'], not {raw!r}")
+    purposes = []
+    for name in names:
+        try:
+            purposes.append(canonical_purpose(name))
+        except ValueError:
+            known = ", ".join([*PURPOSES, *ALIASES])
+            raise ValueError(f"ROBOTSTXT_USAGE: unknown purpose {name!r}; known purposes: {known}") from None
+    return UsageConfig(tuple(dict.fromkeys(purposes)), mode)
