@@ -255,12 +255,9 @@ class SharedPacing(SitePacing):
             left = self.pause_left(request)
             if left > 0:
                 return self._after_pause(entry, request, left)
-        return self._pace(entry, request)
+        return self._turn(entry, request)
 
-    def _turn(self, entry: RobotsEntry, request: Request) -> Awaitable[None]:
-        return self._pace(entry, request)
-
-    async def _pace(self, entry: RobotsEntry, request: Request) -> None:
+    async def _turn(self, entry: RobotsEntry, request: Request) -> None:
         delay = entry.delay.applied if entry.delay is not None and entry.delay.applied is not None else 0.0
         key, base = self.slots.fleet_floor(request, entry.site, delay)
         raised = self.slots.slowed_floor(key)  # a "slow down": reserved apart, coming back in steps
