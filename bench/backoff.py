@@ -75,12 +75,13 @@ def run_one(mode: str, pages: int, timeout: float) -> dict[str, Any]:
 
     install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
 
-    from crawling import OURS, RecordingSpider
+    from crawling import BACKOFF, OURS, RecordingSpider
     from scrapy.crawler import CrawlerRunner
 
     settings: dict[str, Any] = {
         "ROBOTSTXT_OBEY": True,
         "DOWNLOADER_MIDDLEWARES": OURS,
+        "EXTENSIONS": BACKOFF,
         "USER_AGENT": "Mozilla/5.0 (compatible; FooBot/1.0; +https://foo.example/bot)",
         "LOG_LEVEL": "WARNING",
         "TELNETCONSOLE_ENABLED": False,

@@ -103,11 +103,13 @@ OURS = {
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "scrapy_robots.RobotsTxtMiddleware": 100,
 }
+#: The "slow down" extension, which the add-on enables beside the middleware (at its defaults, on).
+BACKOFF = {"scrapy_robots.pace.backoff.PageBackoff": 0}
 RUN_SETTINGS: dict[str, dict[str, Any]] = {
     "noobey": {"ROBOTSTXT_OBEY": False},
     "stock": {"ROBOTSTXT_OBEY": True},
-    "ours": {"ROBOTSTXT_OBEY": True, "DOWNLOADER_MIDDLEWARES": OURS},
-    "resume": {"ROBOTSTXT_OBEY": True, "DOWNLOADER_MIDDLEWARES": OURS},  # + JOBDIR
+    "ours": {"ROBOTSTXT_OBEY": True, "DOWNLOADER_MIDDLEWARES": OURS, "EXTENSIONS": BACKOFF},
+    "resume": {"ROBOTSTXT_OBEY": True, "DOWNLOADER_MIDDLEWARES": OURS, "EXTENSIONS": BACKOFF},  # + JOBDIR
 }
 LABELS = {
     "noobey": "ROBOTSTXT_OBEY=False (anchor)",

@@ -108,13 +108,14 @@ def run_one(mode: str, sites: int, pages: int, timeout: float) -> dict[str, Any]
 
     install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
 
-    from crawling import OURS, RecordingSpider
+    from crawling import BACKOFF, OURS, RecordingSpider
     from scrapy.crawler import CrawlerRunner
     from servers import SiteServer, body
 
     settings: dict[str, Any] = {
         "ROBOTSTXT_OBEY": True,
         "DOWNLOADER_MIDDLEWARES": OURS,
+        "EXTENSIONS": BACKOFF,
         "USER_AGENT": "Mozilla/5.0 (compatible; FooBot/1.0; +https://foo.example/bot)",
         "CONCURRENT_REQUESTS": 32,
         "LOG_LEVEL": "WARNING",

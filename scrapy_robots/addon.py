@@ -13,6 +13,8 @@ STOCK = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 OURS = "scrapy_robots.middleware.RobotsTxtMiddleware"
 USAGE = "scrapy_robots.spidermw.UsageMiddleware"
 DIRECTIVES = "scrapy_robots.directives.middleware.DirectivesMiddleware"
+#: The "slow down" extension (pace/backoff.py): its path here, not imported, as the others.
+BACKOFF = "scrapy_robots.pace.backoff.PageBackoff"
 
 
 class Addon:
@@ -35,3 +37,8 @@ class Addon:
         # its noai. NotConfigured with ROBOTSTXT_DIRECTIVES = False.
         if DIRECTIVES not in spider_middlewares:
             spider_middlewares[DIRECTIVES] = 90
+        # A site that says "slow down" on a page (pace/backoff.py), heard as AutoThrottle
+        # hears latencies; NotConfigured with ROBOTSTXT_BACKOFF = False.
+        extensions = settings["EXTENSIONS"]
+        if BACKOFF not in extensions:
+            extensions[BACKOFF] = 0

@@ -3,7 +3,7 @@
 request -> site entry (policyfiles/book.py: hot tier | storage | one fetch
                       -> policyfiles/decision.py -> policyfiles/reader.py)
         -> the spider's own robots.txt answered (policyfiles/serving.py)
-        -> verdict (verdict.py) -> the slot's pause (pace/backoff.py) -> pace (pace/pacing.py -> pace/slots.py)
+        -> verdict (verdict.py) -> pace: the slot's pause, then its delay (pace/pacing.py -> pace/slots.py)
 
 This module only wires the parts and sequences them; docs/flow.rst follows one request
 through them.
@@ -16,15 +16,14 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
-from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_robots.addon import STOCK
 from scrapy_robots.cache import RobotsCache, RobotsEntry, RobotsStorage, check_storage_class
-from scrapy_robots.pace.backoff import PAUSED, PageBackoff
+from scrapy_robots.pace.backoff import hear_slow_downs
 from scrapy_robots.pace.pacing import SitePacing
 from scrapy_robots.pace.slots import SlotPacer, leave_redirecting_hosts_slot, warn_at_start_if_slots_missing
-from scrapy_robots.pace.waiting import CrawlClosing, RoomFull, WaitingRoom, timer
+from scrapy_robots.pace.waiting import CrawlClosing, RoomFull, WaitingRoom
 from scrapy_robots.policyfiles.book import SiteBook
 from scrapy_robots.policyfiles.fetch import RobotsFetcher
 from scrapy_robots.policyfiles.reader import RobotsReader
@@ -65,8 +64,9 @@ class RobotsTxtMiddleware:
         self.storage: RobotsStorage = build_from_crawler(config.storage_class, crawler)
         self.room = WaitingRoom(crawler, config.max_waiting, config.requeue_on_close)
         self.pacing = self._pacing(crawler, self.storage, self.room)
-        # "Slow down" answers to pages pause their slot (pace/backoff.py): it hears them itself.
-        self.backoff = PageBackoff(crawler, self.pacing, config.backoff) if config.backoff.enabled else None
+        # "Slow down" answers to pages pause their slot: the backoff extension hears them
+        # (pace/backoff.py, as AutoThrottle does) and tells this pace, which holds the pause.
+        hear_slow_downs(crawler, self.pacing)
         if config.crawl_delay:
             warn_at_start_if_slots_missing(crawler)
         fetcher = RobotsFetcher(crawler, config)
@@ -94,7 +94,7 @@ class RobotsTxtMiddleware:
         """The slot's pace alone, or a pace the storage shares with other crawlers."""
         shared = storage.pacer()
         if shared is None:
-            return SitePacing(crawler, SlotPacer(crawler))
+            return SitePacing(crawler, SlotPacer(crawler), room)
         from scrapy_robots.fleet.pacing import SharedPacing
 
         return SharedPacing(crawler, SlotPacer(crawler), shared, room)
@@ -154,22 +154,8 @@ class RobotsTxtMiddleware:
 
     def _turn(self, entry: RobotsEntry, request: Request) -> Awaitable[None] | None:
         """What ``request`` waits for before the downloader, None for nothing: its slot's
-        pause (the site said slow down: pace/backoff.py), then its turn in the site's pace."""
-        if self.backoff is not None and self.backoff.rules:  # some slot was told to slow down
-            left = self.backoff.pause_left(request)
-            if left > 0:
-                return self._after_pause(entry, request, left)
+        pause if the site said slow down, then its turn in the site's pace (pace/pacing.py)."""
         return self.pacing.pace(entry, request)
-
-    async def _after_pause(self, entry: RobotsEntry, request: Request, left: float) -> None:
-        # Outside the downloader's concurrency, as for robots.txt: the other sites go on.
-        if self.room.full():
-            await maybe_deferred_to_future(timer(left))
-        else:
-            await self.room.wait(request, entry.site, PAUSED, timer(left))
-        turn = self.pacing.pace(entry, request)
-        if turn is not None:
-            await turn
 
     async def _wait(self, request: Request, turn: Awaitable[None]) -> Request | None:
         try:

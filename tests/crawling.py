@@ -12,10 +12,13 @@ OURS = {
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "scrapy_robots.RobotsTxtMiddleware": 100,
 }
+#: The "slow down" extension, which the add-on enables beside the middleware.
+BACKOFF = {"scrapy_robots.pace.backoff.PageBackoff": 0}
 
 BASE_SETTINGS: dict[str, Any] = {
     "ROBOTSTXT_OBEY": True,
     "DOWNLOADER_MIDDLEWARES": OURS,
+    "EXTENSIONS": BACKOFF,
     "USER_AGENT": "Mozilla/5.0 (compatible; FooBot/1.0; +https://foo.example/bot)",
     "TELNETCONSOLE_ENABLED": False,
     "LOG_LEVEL": "INFO",

@@ -77,3 +77,16 @@ def test_ours_listed_by_hand_beside_scrapy_s_says_so_at_start_up(site, tmp_path)
     warning = [line for line in out.stderr.splitlines() if "is enabled beside this one" in line]
     assert len(warning) == 1 and "WARNING" in warning[0]
     assert "ADDONS = {'scrapy_robots.Addon': 0}" in warning[0] and f"'{STOCK}': None" in warning[0]
+
+
+@pytest.mark.parametrize("backoff", [True, False], ids=["on", "off"])
+def test_the_add_on_enables_the_slow_down_extension_unless_it_is_off(site, tmp_path, backoff):
+    # A site that says "slow down" on a page is heard by an extension (as AutoThrottle hears
+    # latencies): the add-on lists it; ROBOTSTXT_BACKOFF = False makes it NotConfigured.
+    s = site("User-agent: *\nDisallow: /private\n")
+    out = _crawl(tmp_path, s.url, {}, "-s", f"ADDONS={ADDON}", "-s", f"ROBOTSTXT_BACKOFF={backoff}")
+    assert out.returncode == 0, out.stderr[-3000:]
+    start = out.stderr.index("Enabled extensions")
+    extensions = out.stderr[start : out.stderr.index("]", start)]
+    assert ("scrapy_robots.pace.backoff.PageBackoff" in extensions) is backoff
+    assert "is not paused in this crawl" not in out.stderr

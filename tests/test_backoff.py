@@ -5,6 +5,7 @@ RetryMiddleware. Real crawls against real local servers, next to the crawl witho
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
@@ -59,6 +60,27 @@ async def test_a_429_pauses_the_site_for_the_time_asked_and_every_page_comes(ser
     assert lines[0].endswith("; the slot '127.0.0.2' is paused (every port of the host)"), lines[0]
     [back] = [r.getMessage() for r in caplog.records if "answers again" in r.getMessage()]
     assert back.endswith("; the slot '127.0.0.2' resumes (every port of the host)"), back
+
+
+@pytest.mark.parametrize(
+    ("settings", "warned"),
+    [({"EXTENSIONS": {}}, True), ({"EXTENSIONS": {}, "ROBOTSTXT_BACKOFF": False}, False)],
+    ids=["forgotten", "off"],
+)
+@pytest_twisted.ensureDeferred
+async def test_the_middleware_listed_by_hand_without_the_extension_says_so(serve, caplog, settings, warned):
+    # Our middleware listed by hand, as before the extension: no site is paused, and the
+    # crawl says how to enable it, unless the backoff is off.
+    limiter = RateLimited(limit=2, pause=2, pauses=1)
+    site = limited_site(serve, limiter)
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    crawler = await crawl([f"{site.url}/p{i}" for i in range(6)], **settings)
+    warnings = [r.getMessage() for r in caplog.records if "is not paused in this crawl" in r.getMessage()]
+    assert len(warnings) == warned, warnings
+    if warned:
+        assert "Add EXTENSIONS = {'scrapy_robots.pace.backoff.PageBackoff': 0}" in warnings[0]
+    assert limiter.throttled and stat(crawler, "robotstxt/backoff/throttled") == 0  # not heard
+    assert limiter.inside  # Scrapy's immediate retries, inside the pause
 
 
 def _in_seconds(seconds: float) -> str:
@@ -153,13 +175,14 @@ async def test_a_jobdir_crawl_stopped_twice_during_a_pause_resumes_with_the_paus
     # The site asks 6 s after its second page. The crawl is stopped with Ctrl-C during the
     # pause, resumed, stopped again, resumed: the pause holds across each resume (kept
     # with the job), nothing is lost, each page comes once.
+    from crawling import BACKOFF
     from processes import run_spider
     from test_stopping import OURS, SETTINGS, ended, sleep, until
 
     limiter = RateLimited(limit=1, pause=6, pauses=1)
     site = limited_site(serve, limiter)
     urls = [f"{site.url}/p{i}" for i in range(5)]
-    settings = {**SETTINGS, "DOWNLOADER_MIDDLEWARES": OURS, "JOBDIR": str(tmp_path / "job")}
+    settings = {**SETTINGS, "DOWNLOADER_MIDDLEWARES": OURS, "EXTENSIONS": BACKOFF, "JOBDIR": str(tmp_path / "job")}
     stops = []
     for _ in range(2):
         handle = run_spider(urls, tmp_path, **settings)
@@ -182,6 +205,26 @@ async def test_a_jobdir_crawl_stopped_twice_during_a_pause_resumes_with_the_paus
     assert sorted(limiter.served) == sorted(f"/p{i}" for i in range(5))  # each once
     assert last["stats"].get("robotstxt/backoff/restored") == 1
     assert all(stop < 5 for stop in stops), stops  # not held for the pause
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_job_s_pauses_as_an_earlier_version_kept_them_are_restored(serve, tmp_path, caplog):
+    # <JOBDIR>/robotstxt-backoff.json as 0.1.0 writes it (slot -> the pause's end on the wall
+    # clock, and the raised delay), from a crawl stopped during a pause: the resumed crawl
+    # holds the slot's requests until the end, then paces them at the delay.
+    site = serve(body(ROBOTS))
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "robotstxt-backoff.json").write_text(json.dumps({site.host: {"until": time.time() + 2, "floor": 1.0}}))
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    began = time.monotonic()
+    crawler = await crawl([f"{site.url}/p{i}" for i in range(3)], JOBDIR=str(job), RETRY_TIMES=0)
+    assert stat(crawler, "robotstxt/backoff/restored") == 1
+    hits = sorted(hit.at for hit in site.page_hits())
+    assert len(hits) == 3 and hits[0] - began >= 1.9, [hit - began for hit in hits]
+    assert all(later - earlier >= 0.95 for earlier, later in zip(hits, hits[1:])), hits
+    [line] = [r.getMessage() for r in caplog.records if "restored from the job" in r.getMessage()]
+    assert line.startswith(f"Slot {site.host} restored from the job: paused ") and line.endswith("at a delay of 1s")
 
 
 class NoRetrySpider(RecordingSpider):

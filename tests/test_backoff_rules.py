@@ -1,13 +1,13 @@
-"""The page-level backoff's rules (scrapy_robots.pace.backoff), as tables: the pause a
-throttling answer asks, the floor it raises, the steps back. Real crawls are in
-test_backoff.py."""
+"""The page-level backoff's rules (scrapy_robots.pace.backoff_rules), as tables: the pause a
+throttling answer asks, the floor it raises, the steps back, the words of its log line.
+Real crawls are in test_backoff.py."""
 
 from __future__ import annotations
 
 import pytest
 from scrapy.settings import Settings
 
-from scrapy_robots.pace.backoff import MIN_DELAY, Backoff
+from scrapy_robots.pace.backoff_rules import MIN_DELAY, SLOWED_DOWN, Backoff, slot_text, slowed_down
 from scrapy_robots.settings.parts import BackoffConfig
 
 WALL = 1_800_000_000.0  # time.time() of the answers
@@ -125,3 +125,44 @@ def test_a_second_event_doubles_the_floor_again_from_where_it_is():
 def test_a_bad_setting_is_a_clear_error(name, value, words):
     with pytest.raises(ValueError, match=words):
         BackoffConfig.from_settings(Settings({name: value}))
+
+
+def _line(pause, retry_after: bytes | None = b"30") -> str:
+    slot = slot_text(KEY, KEY, "is paused")
+    return SLOWED_DOWN % slowed_down("https://shop.example:443", 429, pause, retry_after, slot)
+
+
+@pytest.mark.parametrize(
+    ("delay", "was", "then"),
+    [
+        (0.2, "0.2s", "2s"),  # from MIN_DELAY: 1 s x 2
+        (2, "2s", "4s"),
+        (2.5, "2.5s", "5s"),
+        (30, "30s", "60s"),
+        (120, "120s", "240s"),
+    ],
+)
+def test_the_slow_down_line_says_the_delay_before_and_after(delay, was, then):
+    # The delay the slot had when the site said slow down: its configured one (DOWNLOAD_DELAY,
+    # Crawl-delay) ...
+    configured = backoff().throttled(KEY, delay, b"30", sent=99.0, now=100.0, wall=WALL)
+    assert f"then at a delay of {then} (was {was});" in _line(configured)
+    # ... or a floor raised before (here: kept with the job), over a configured 0.1 s.
+    rules = backoff()
+    rules.adopt(KEY, 0.1, delay, 0.0, now=1.0)
+    raised = rules.throttled(KEY, 0.1, b"30", sent=2.0, now=2.1, wall=WALL)
+    assert f"(was {was});" in _line(raised), _line(raised)
+    assert _line(raised).startswith(
+        "https://shop.example:443 says slow down (HTTP 429): its requests paused 30.0s (Retry-After), then at a "
+    )
+
+
+def test_a_second_slow_down_says_the_raised_delay_it_doubles():
+    # DOWNLOAD_DELAY 0.2; a first slow down raises the slot to 2 s; one answer later (a
+    # step of 1.8 s / 9 back), a second doubles the 1.8 s: the line said "(was 0.2s)".
+    rules = backoff(ROBOTSTXT_BACKOFF_RECOVERY=9)
+    first = rules.throttled(KEY, 0.2, b"1", sent=0.0, now=0.1, wall=WALL)
+    assert "then at a delay of 2s (was 0.2s);" in _line(first)
+    rules.answered(KEY, 0.2, sent=2.0)
+    second = rules.throttled(KEY, 0.2, b"1", sent=3.0, now=3.1, wall=WALL)
+    assert "then at a delay of 3.6s (was 1.8s);" in _line(second), _line(second)

@@ -93,9 +93,12 @@ def test_bad_setting_fails_at_startup(name, value, message):
 
     from scrapy_robots import RobotsTxtMiddleware
 
-    crawler = get_crawler(settings_dict={**BASE_SETTINGS, name: value})
+    # Without the backoff extension, which reads the same configuration and would fail first.
+    crawler = get_crawler(settings_dict={**BASE_SETTINGS, "EXTENSIONS": {}, name: value})
     with pytest.raises(ValueError, match=message):
         RobotsTxtMiddleware.from_crawler(crawler)
+    with pytest.raises(ValueError, match=message):  # and with it, the crawler does not start
+        get_crawler(settings_dict={**BASE_SETTINGS, name: value})
 
 
 @pytest_twisted.ensureDeferred

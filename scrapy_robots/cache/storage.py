@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from scrapy_robots.cache.entry import RobotsEntry, pack, unpack
 from scrapy_robots.settings.errors import SettingError
@@ -34,6 +34,19 @@ class SitePacer(Protocol):
 
     async def mark_start(self, site: str, delay: float, ago: float) -> bool | None:
         """Count a start made ``ago`` seconds ago (the robots.txt fetch) in the pace."""
+
+
+@runtime_checkable
+class SharedPauses(Protocol):
+    """A :class:`SitePacer` that shares "slow down" pauses (scrapy_robots.pace.backoff) with
+    the other crawlers too, as the fleet's does. Both methods return None when the
+    shared pace cannot be had right now (each crawler then pauses on its own)."""
+
+    async def pause(self, slot: str, delay: float, seconds: float) -> bool | None:
+        """No start of ``slot`` for ``seconds``, for every crawler; then ``delay``."""
+
+    async def pauses(self) -> list[tuple[str, float, float]] | None:
+        """The slots paused now: (slot, seconds left, delay)."""
 
 
 class RobotsStorage:

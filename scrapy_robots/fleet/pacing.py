@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from scrapy_robots.cache.storage import SharedPauses
 from scrapy_robots.fleet.link import RedisLink
 from scrapy_robots.pace.pacing import SitePacing
 from scrapy_robots.pace.slots import engine_closing
@@ -240,24 +241,29 @@ class SharedPacing(SitePacing):
     when the request may start (``outage_wait``), or the local slot paces alone."""
 
     def __init__(self, crawler: Crawler, slots: SlotPacer, shared: SitePacer, room: WaitingRoom):
-        super().__init__(crawler, slots)
+        super().__init__(crawler, slots, room)
         self.shared = shared
-        self.room = room
+        # A pacer that shares the slots' "slow down" pauses too (the fleet's Redis pacer).
+        self._pauses = shared if isinstance(shared, SharedPauses) else None
         # A pacer without an outage schedule: the local slot paces alone meanwhile.
         self._outage_wait: Callable[[float, float], float | None] | None = getattr(shared, "outage_wait", None)
         # slot key -> [the lock of its line, requests in it]
         self._lines: dict[str, list[Any]] = {}
 
     def pace(self, entry: RobotsEntry, request: Request) -> Awaitable[None]:
-        return self._pace(entry, request)
+        if self.paused:  # some slot was told to slow down: this request's? (as SitePacing.pace)
+            left = self.pause_left(request)
+            if left > 0:
+                return self._after_pause(entry, request, left)
+        return self._turn(entry, request)
 
-    async def _pace(self, entry: RobotsEntry, request: Request) -> None:
+    async def _turn(self, entry: RobotsEntry, request: Request) -> None:
         delay = entry.delay.applied if entry.delay is not None and entry.delay.applied is not None else 0.0
         key, base = self.slots.fleet_floor(request, entry.site, delay)
         raised = self.slots.slowed_floor(key)  # a "slow down": reserved apart, coming back in steps
         floor = max(base, raised)
         if floor <= 0:
-            super().pace(entry, request)
+            super()._turn(entry, request)
             return
         with self.slots.holding_slot(request):
             line = self._lines.setdefault(key, [asyncio.Lock(), 0])
@@ -282,7 +288,7 @@ class SharedPacing(SitePacing):
         # After an outage paced by the local slot, its queued requests come first.
         not_before = self.slots.fleet_handover(request, floor)
         if not_before is None:
-            super().pace(entry, request)
+            super()._turn(entry, request)
             return
         wait = await self.shared.reserve(key, base, not_before, raised)
         if wait is None and self._outage_wait is not None:
@@ -292,7 +298,7 @@ class SharedPacing(SitePacing):
                 not_before = self.slots.fleet_handover(request, floor) or 0.0
                 wait = await self.shared.reserve(key, base, not_before, raised)
         if wait is None:
-            super().pace(entry, request)
+            super()._turn(entry, request)
             return
         # The fleet's reservation is the slot's pace; the local slot only keeps this
         # crawler's own starts a floor apart, without jitter (see pace/slots.py).
@@ -326,13 +332,8 @@ class SharedPacing(SitePacing):
         if self.room.closing or engine_closing(self.crawler):
             raise CrawlClosing(site, TURN)
 
-    def slowed_down(self, key: str, delay: float, seconds: float) -> Awaitable[object] | None:
-        pause = getattr(self.shared, "pause", None)
-        return None if pause is None else pause(key, delay, seconds)
-
-    def shared_pauses(self) -> Awaitable[list[tuple[str, float, float]] | None] | None:
-        pauses = getattr(self.shared, "pauses", None)
-        return None if pauses is None else pauses()
+    def pauses(self) -> SharedPauses | None:
+        return self._pauses
 
     def fetched(self, entry: RobotsEntry, result: FetchResult) -> Awaitable[object] | None:
         if entry.delay is None or entry.delay.applied is None or result.response is None:

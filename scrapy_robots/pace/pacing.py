@@ -1,10 +1,18 @@
-"""SitePacing: a site's robots.txt delay becomes the floor of its downloader slot.
+"""SitePacing: what a request waits for in its site's pace, before the downloader.
 
 The middleware makes one call per allowed request, ``pace(entry, request)``, whatever
 paces the site: this class (the slot alone), or the fleet's
 (:class:`scrapy_robots.fleet.pacing.SharedPacing`, chosen when the storage shares a
 pace). A call returns None when the request may go on at once, else an awaitable to
 wait for first; the local pace never waits, so the hot path awaits nothing.
+
+The pace has two parts. A slot told to slow down (a 429, a 503 with Retry-After: the
+backoff extension, :mod:`scrapy_robots.pace.backoff`, hears the answers and tells the
+pace, :meth:`SitePacing.slow_down`) is paused: its requests wait for the pause's end in
+the waiting room, outside the downloader's concurrency. Then the site's delay
+(robots.txt's Crawl-delay, a floor raised by a slow down) becomes the floor of its
+downloader slot (:mod:`scrapy_robots.pace.slots`), or a turn reserved in the fleet's pace.
+While no slot is paused, the pause costs the hot path one test of an empty dict.
 """
 
 from __future__ import annotations
@@ -13,23 +21,47 @@ import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
+from scrapy.utils.defer import maybe_deferred_to_future
+
+from scrapy_robots.pace.waiting import timer
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
     from scrapy_robots.cache import RobotsEntry
+    from scrapy_robots.cache.storage import SharedPauses
     from scrapy_robots.pace.slots import SlotPacer
+    from scrapy_robots.pace.waiting import WaitingRoom
     from scrapy_robots.policyfiles.fetch import FetchResult
 
 logger = logging.getLogger(__name__)
 
+#: What a request waiting for its slot's pause is waiting for (the close's reason).
+PAUSED = "{site} had said slow down: its requests wait for the pause it asked"
+
 
 class SitePacing:
-    def __init__(self, crawler: Crawler, slots: SlotPacer):
+    def __init__(self, crawler: Crawler, slots: SlotPacer, room: WaitingRoom):
         self.crawler = crawler
         self.slots = slots
+        self.room = room
+        #: slot key -> when its pause ends (the slots' clock): the slots told to slow down,
+        #: an entry dropped once a request finds its pause over.
+        self.paused: dict[str, float] = {}
 
     def pace(self, entry: RobotsEntry, request: Request) -> Awaitable[None] | None:
+        if self.paused:  # some slot was told to slow down: this request's?
+            left = self.pause_left(request)
+            if left > 0:
+                return self._after_pause(entry, request, left)
+        if entry.delay is None and entry.site not in self.slots.paced_sites:
+            return None  # the hot path: a site without a delay, in a slot not slowed down
+        return self._turn(entry, request)
+
+    def _turn(self, entry: RobotsEntry, request: Request) -> Awaitable[None] | None:
+        """The request's turn in the site's pace, its slot not paused: here, the site's
+        delay set as the slot's floor (nothing to wait for)."""
         if entry.delay is None and entry.site not in self.slots.paced_sites:
             return None
         try:
@@ -46,18 +78,52 @@ class SitePacing:
             self.crawler.stats.inc_value("robotstxt/crawl_delay/error")
         return None
 
+    def pause_left(self, request: Request) -> float:
+        """Seconds before ``request``'s slot may start a request again (0 or less: none)."""
+        key = self.slots.key(request)
+        until = self.paused.get(key)
+        if until is None:
+            return 0.0
+        left = until - self.slots.now()
+        if left <= 0:
+            del self.paused[key]  # over: once every pause is, the hot path is one test again
+        return left
+
+    async def _after_pause(self, entry: RobotsEntry, request: Request, left: float) -> None:
+        # Outside the downloader's concurrency, as for robots.txt: the other sites go on.
+        if self.room.full():
+            await maybe_deferred_to_future(timer(left))
+        else:
+            await self.room.wait(request, entry.site, PAUSED, timer(left))
+        turn = self._turn(entry, request)
+        if turn is not None:
+            await turn
+
+    def slow_down(self, request: Request, floor: float | None, until: float = 0.0) -> None:
+        """``request``'s slot was told to slow down (scrapy_robots.pace.backoff): its delay
+        floored at ``floor`` (None: back to its configured pace), and, ``until`` later than
+        now (the slots' clock), none of its requests starts before then."""
+        pause = until - self.slots.now()
+        self.slots.slow_down(request, floor, pause)
+        if pause > 0:
+            key = self.slots.key(request)
+            self.paused[key] = max(self.paused.get(key, 0.0), until)
+
+    def configured_delay(self, request: Request) -> float:
+        """The delay of ``request``'s slot before any "slow down": the user's, under the
+        Crawl-delay of its sites."""
+        return self.slots.configured_delay(request)
+
+    def now(self) -> float:
+        """The clock of the pace (the slots')."""
+        return self.slots.now()
+
+    def pauses(self) -> SharedPauses | None:
+        """Where a "slow down" is shared with other crawlers (the fleet's store of pauses),
+        None when this crawler paces alone."""
+        return None
+
     def fetched(self, entry: RobotsEntry, result: FetchResult) -> Awaitable[object] | None:
         """The site's robots.txt was just downloaded: a start in its pace, which a pace
         shared with other crawlers counts (the local slot counted it already)."""
-        return None
-
-    def slowed_down(self, key: str, delay: float, seconds: float) -> Awaitable[object] | None:
-        """Slot ``key`` was told to slow down (scrapy_robots.pace.backoff): a pause of ``seconds``,
-        then ``delay``; what a pace shared with other crawlers tells them (the local slot
-        has it already)."""
-        return None
-
-    def shared_pauses(self) -> Awaitable[list[tuple[str, float, float]] | None] | None:
-        """The pauses other crawlers sharing the pace were told (slot, seconds left,
-        delay); None: no pace is shared."""
         return None
