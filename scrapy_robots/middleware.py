@@ -1,8 +1,9 @@
 """RobotsTxtMiddleware: a request in, a verdict out.
 
-request -> site entry (policyfiles/book.py: hot tier | storage | one fetch
-                      -> policyfiles/decision.py -> policyfiles/reader.py)
+request -> site entry (policyfiles/robotstxt.py, a book of policyfiles/book.py: hot tier | storage
+                      | one fetch -> policyfiles/decision.py -> policyfiles/reader.py)
         -> the spider's own robots.txt answered (policyfiles/serving.py)
+        -> the site's tdmrep.json, when TDMRep is on (tdmrep/crawl.py, another book of the same walk)
         -> verdict (verdict.py) -> the slot's pause (pace/backoff.py) -> pace (pace/pacing.py -> pace/slots.py)
 
 This module only wires the parts and sequences them; docs/flow.rst follows one request
@@ -25,13 +26,13 @@ from scrapy_robots.pace.backoff import PAUSED, BackoffConfig, PageBackoff
 from scrapy_robots.pace.pacing import SitePacing
 from scrapy_robots.pace.slots import SlotPacer, leave_redirecting_hosts_slot, warn_at_start_if_slots_missing
 from scrapy_robots.pace.waiting import CrawlClosing, RoomFull, WaitingRoom, timer
-from scrapy_robots.policyfiles.book import SiteBook
 from scrapy_robots.policyfiles.fetch import RobotsFetcher
 from scrapy_robots.policyfiles.reader import RobotsReader
+from scrapy_robots.policyfiles.robotstxt import SiteBook
 from scrapy_robots.policyfiles.serving import ROBOTS_PATH, RobotsServer
 from scrapy_robots.record.crawl import compliance_record
 from scrapy_robots.settings.config import RobotsConfig, cache_size
-from scrapy_robots.tdmrep.crawl import TdmRepBook
+from scrapy_robots.tdmrep.crawl import NEEDED_AFTER, TdmRepJson
 from scrapy_robots.verdict import ALLOWED, FORBIDDEN, OtherAgent, Verdict, verdict
 
 if TYPE_CHECKING:
@@ -77,9 +78,7 @@ class RobotsTxtMiddleware:
         )
         self.serving = RobotsServer(crawler, self.sites) if config.serve else None
         # A site's tdmrep.json, when a declared purpose is one TDMRep speaks for (tdmrep/crawl.py).
-        self.tdmrep = (
-            TdmRepBook(crawler, config, self.storage, fetcher, self.room, self.record) if config.tdmrep else None
-        )
+        self.tdmrep = self.sites.beside(TdmRepJson(crawler, config)) if config.tdmrep else None
         _warn_if_stock_enabled(crawler)
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
@@ -111,7 +110,7 @@ class RobotsTxtMiddleware:
         if entry is None or (self.serving is not None and request.url.endswith(ROBOTS_PATH)):
             return await self._process_slowly(request, site, entry)
         tdm = None
-        if self.tdmrep is not None and self.tdmrep.needed(entry):
+        if self.tdmrep is not None and entry.action in NEEDED_AFTER:
             tdm = self.tdmrep.ready(site)
             if tdm is None:
                 return await self._process_slowly(request, site, entry)
@@ -137,8 +136,8 @@ class RobotsTxtMiddleware:
                 if served is not None:
                     return served
             tdm = None
-            if self.tdmrep is not None and self.tdmrep.needed(entry):
-                tdm = self.tdmrep.ready(site) or await self.tdmrep.wait_for(site, request)
+            if self.tdmrep is not None and entry.action in NEEDED_AFTER:
+                tdm = await self.tdmrep.entry(site, request)
         except CrawlClosing as closing:
             return self.room.closing_exit(request, closing)
         except RoomFull:
@@ -204,9 +203,9 @@ class RobotsTxtMiddleware:
     async def tdmrep_for(self, request: Request, entry: RobotsEntry) -> RobotsEntry | None:
         """The ``tdmrep.json`` of ``request``'s site (``entry``: its robots.txt's), fetched
         once, when a declared purpose needs it; None otherwise."""
-        if self.tdmrep is None or not self.tdmrep.needed(entry):
+        if self.tdmrep is None or entry.action not in NEEDED_AFTER:
             return None
-        return self.tdmrep.ready(entry.site) or await self.tdmrep.wait_for(entry.site, request)
+        return await self.tdmrep.entry(entry.site, request)
 
     async def _spider_closed(self) -> None:
         self.stats.inc_value("robotstxt/cache/hit", self.sites.hits)
