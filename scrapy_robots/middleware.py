@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
 
+    from scrapy_robots.policyfiles.policy import Action
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["FORBIDDEN", "RobotsTxtMiddleware", "Verdict"]
@@ -76,9 +78,16 @@ class RobotsTxtMiddleware:
         self.sites = SiteBook(
             crawler, config, self.cache, self.storage, reader, fetcher, self.room, self.pacing, self.record
         )
-        self.serving = RobotsServer(crawler, self.sites) if config.serve else None
-        # A site's tdmrep.json, when a declared purpose is one TDMRep speaks for (tdmrep/crawl.py).
-        self.tdmrep = self.sites.beside(TdmRepJson(crawler, config)) if config.tdmrep else None
+        # The optional parts are chosen here, once: the request path has no branch per feature.
+        # The spider's own robots.txt requests, answered from the fetch (policyfiles/serving.py):
+        # the URL endings that ask, none when ROBOTSTXT_SERVE is off.
+        self.serving = RobotsServer(crawler, self.sites)
+        self.served: tuple[str, ...] = (ROBOTS_PATH,) if config.serve else ()
+        # A site's tdmrep.json, another policy file of the same book (tdmrep/crawl.py): read
+        # after the robots.txt outcomes that let requests in when a declared purpose is one
+        # TDMRep speaks for, after none otherwise.
+        self.tdmrep = self.sites.beside(TdmRepJson(crawler, config))
+        self.tdmrep_after: tuple[Action, ...] = NEEDED_AFTER if config.tdmrep else ()
         _warn_if_stock_enabled(crawler)
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
@@ -107,10 +116,10 @@ class RobotsTxtMiddleware:
         # coroutine awaited costs a microsecond or so.
         site = self.sites.site_of(request)
         entry = self.sites.ready(site)
-        if entry is None or (self.serving is not None and request.url.endswith(ROBOTS_PATH)):
+        if entry is None or request.url.endswith(self.served):
             return await self._process_slowly(request, site, entry)
         tdm = None
-        if self.tdmrep is not None and entry.action in NEEDED_AFTER:
+        if entry.action in self.tdmrep_after:
             tdm = self.tdmrep.ready(site)
             if tdm is None:
                 return await self._process_slowly(request, site, entry)
@@ -130,13 +139,13 @@ class RobotsTxtMiddleware:
         try:
             if entry is None:
                 entry = await self.sites.wait_for(site, request)
-            if self.serving is not None and request.url.endswith(ROBOTS_PATH):
+            if request.url.endswith(self.served):
                 # The spider's own robots.txt request: the site's status and file, from the fetch.
                 served = await self.serving.answer(entry, request)
                 if served is not None:
                     return served
             tdm = None
-            if self.tdmrep is not None and entry.action in NEEDED_AFTER:
+            if entry.action in self.tdmrep_after:
                 tdm = await self.tdmrep.entry(site, request)
         except CrawlClosing as closing:
             return self.room.closing_exit(request, closing)
@@ -203,7 +212,7 @@ class RobotsTxtMiddleware:
     async def tdmrep_for(self, request: Request, entry: RobotsEntry) -> RobotsEntry | None:
         """The ``tdmrep.json`` of ``request``'s site (``entry``: its robots.txt's), fetched
         once, when a declared purpose needs it; None otherwise."""
-        if self.tdmrep is None or entry.action not in NEEDED_AFTER:
+        if entry.action not in self.tdmrep_after:
             return None
         return await self.tdmrep.entry(entry.site, request)
 
