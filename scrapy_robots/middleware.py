@@ -110,13 +110,14 @@ class RobotsTxtMiddleware:
         meta = request.meta
         if "redirect_urls" in meta:  # robots.txt fetches too: a hop keeps its host's pace
             leave_redirecting_hosts_slot(request)
-        if meta.get("dont_obey_robotstxt") or request.url.startswith(("data:", "file:")):
+        url = request.url  # a property: read once
+        if meta.get("dont_obey_robotstxt") or url.startswith(("data:", "file:")):
             return None
         # The hot path, a site whose entry is ready, stays in this frame: each
         # coroutine awaited costs a microsecond or so.
         site = self.sites.site_of(request)
         entry = self.sites.ready(site)
-        if entry is None or request.url.endswith(self.served):
+        if entry is None or url.endswith(self.served):
             return await self._process_slowly(request, site, entry)
         tdm = None
         if entry.action in self.tdmrep_after:
