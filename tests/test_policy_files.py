@@ -10,7 +10,7 @@ import logging
 import pytest_twisted
 from crawling import RecordingSpider, crawl, robots_middleware, stat
 from scrapy.exceptions import IgnoreRequest
-from servers import body, sequence
+from servers import body, drip, sequence
 
 from scrapy_robots.policyfiles.book import PolicyFile
 from scrapy_robots.policyfiles.fetch import FETCH_META
@@ -41,6 +41,16 @@ class Fixture(PolicyFile):
         return entry.body.decode().split()
 
 
+class CountingFixture(Fixture):
+    """The same file; each download's hook hears how many of the site's requests wait for it."""
+
+    waiting: list[int] = []
+
+    async def fetched(self, decision, result, request, waiting):
+        self.waiting.append(waiting)
+        await super().fetched(decision, result, request, waiting)
+
+
 class FixtureMiddleware:
     """After robots.txt's: each request waits for its site's fixture.txt, and carries its words."""
 
@@ -57,7 +67,7 @@ class FixtureMiddleware:
             return None
         if self.book is None:  # the registration: a book of one more file, beside robots.txt's
             robots = robots_middleware(self.crawler)
-            self.book = robots.sites.beside(Fixture(self.crawler, robots.config))
+            self.book = robots.sites.beside(CountingFixture(self.crawler, robots.config))
         entry = await self.book.entry(self.book.site_of(request), request)
         if entry.action is Action.DENY or entry.action is Action.UNREACHABLE:
             raise IgnoreRequest(f"fixture.txt: {entry.action.value}")
@@ -91,11 +101,15 @@ def pages(site) -> list[str]:
 
 @pytest_twisted.ensureDeferred
 async def test_many_requests_one_fetch_read_once_and_said(serve, caplog):
-    site = serve(body(ROBOTS), {FIXTURE: body("alpha beta\ngamma")})
+    # Sent slowly (0.8 s): the site's requests come while it is being fetched.
+    site = serve(body(ROBOTS), {FIXTURE: drip(b"alpha beta\ngamma", 0.05)})
     urls = [f"{site.url}/page/{n}" for n in range(24)]
+    CountingFixture.waiting = []
     with caplog.at_level(logging.INFO, logger="scrapy_robots"):
         crawler = await fixture_crawl([*urls, f"{site.url}/private/x"])
     assert fixture_hits(site) == 1 and site.robots_hits() == 1
+    [waiting] = CountingFixture.waiting  # one download, for many requests parked on it
+    assert waiting > 1, waiting
     assert len(pages(site)) == 24  # robots.txt still decides first: /private/x never went
     assert set(crawler.spider.words) == set(urls)
     assert all(words == ["alpha", "beta", "gamma"] for words in crawler.spider.words.values())
@@ -103,7 +117,6 @@ async def test_many_requests_one_fetch_read_once_and_said(serve, caplog):
     assert stat(crawler, "robotstxt/fixture/status/200") == 1
     assert stat(crawler, "robotstxt/fixture/miss") == 1
     assert stat(crawler, "robotstxt/request_count") == 1  # robots.txt's stats are its own
-    assert stat(crawler, "robotstxt/deferred") > 24  # the requests waited for robots.txt, then for the file
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("fixture.txt for")]
     assert lines == [f"fixture.txt for http://{site.host}:{site.port}: HTTP 200 -> parse"], lines
 
