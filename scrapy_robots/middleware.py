@@ -83,9 +83,9 @@ class RobotsTxtMiddleware:
         # the URL endings that ask, none when ROBOTSTXT_SERVE is off.
         self.serving = RobotsServer(crawler, self.sites)
         self.served: tuple[str, ...] = (ROBOTS_PATH,) if config.serve else ()
-        # A site's tdmrep.json, another policy file of the same book (tdmrep/crawl.py): read
-        # after the robots.txt outcomes that let requests in when a declared purpose is one
-        # TDMRep speaks for, after none otherwise.
+        # A site's tdmrep.json, a book beside robots.txt's (tdmrep/crawl.py: the same walk,
+        # storage, fetcher and waiting room): read after the robots.txt outcomes that let
+        # requests in when a declared purpose is one TDMRep speaks for, after none otherwise.
         self.tdmrep = self.sites.beside(TdmRepJson(crawler, config))
         self.tdmrep_after: tuple[Action, ...] = NEEDED_AFTER if config.tdmrep else ()
         _warn_if_stock_enabled(crawler)
