@@ -26,7 +26,7 @@ that 100,000 sites are 100,000 distinct entries.
   ``--fills`` fills from the corpus in a shuffled order, each fill with other files
   (the tier stays at its bound; a few large files make the spread between fills).
 - ``hot-tier miss``: what a site that left the hot tier costs when it comes back, as
-  SiteBook._restore and RobotsReader.ready do it: ``unpack`` the stored bytes, build the
+  PolicyBook._restore and RobotsReader.ready do it: ``unpack`` the stored bytes, build the
   parser and read the delay; then the first ``allowed()`` (the lazy compile a hot entry
   has behind it). Next to a fresh ``pack`` (a storage put after a fetch). Each file is
   timed ``--repeats`` times, in passes over the whole corpus (so that a shared machine's
@@ -433,7 +433,7 @@ def main() -> None:
         ]
     print(
         f"A hot-tier miss: a site that left the hot tier comes back, parsed again from its stored bytes "
-        f"(SiteBook._restore), per file\n(its median of {args.repeats} passes), over {len(sample):,} corpus "
+        f"(PolicyBook._restore), per file\n(its median of {args.repeats} passes), over {len(sample):,} corpus "
         f"files; the 1st check compiles the agent's rules (RFC9309Parser), as before the entry left"
     )
     print_table(["what is timed", "median µs", "p99 µs", "mean µs"], rows)

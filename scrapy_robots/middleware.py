@@ -1,8 +1,9 @@
 """RobotsTxtMiddleware: a request in, a verdict out.
 
-request -> site entry (policyfiles/book.py: hot tier | storage | one fetch
-                      -> policyfiles/decision.py -> policyfiles/reader.py)
+request -> site entry (policyfiles/robotstxt.py, a book of policyfiles/book.py: hot tier | storage
+                      | one fetch -> policyfiles/decision.py -> policyfiles/reader.py)
         -> the spider's own robots.txt answered (policyfiles/serving.py)
+        -> the site's tdmrep.json, when TDMRep is on (tdmrep/crawl.py, another book of the same walk)
         -> verdict (verdict.py) -> pace: the slot's pause, then its delay (pace/pacing.py -> pace/slots.py)
 
 This module only wires the parts and sequences them; docs/flow.rst follows one request
@@ -24,14 +25,14 @@ from scrapy_robots.pace.backoff import hear_slow_downs
 from scrapy_robots.pace.pacing import SitePacing
 from scrapy_robots.pace.slots import SlotPacer, leave_redirecting_hosts_slot, warn_at_start_if_slots_missing
 from scrapy_robots.pace.waiting import CrawlClosing, RoomFull, WaitingRoom
-from scrapy_robots.policyfiles.book import SiteBook
 from scrapy_robots.policyfiles.fetch import RobotsFetcher
 from scrapy_robots.policyfiles.reader import RobotsReader
+from scrapy_robots.policyfiles.robotstxt import SiteBook
 from scrapy_robots.policyfiles.serving import ROBOTS_PATH, RobotsServer
 from scrapy_robots.record.crawl import compliance_record
 from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.settings.errors import starting
-from scrapy_robots.tdmrep.crawl import TdmRepBook
+from scrapy_robots.tdmrep.crawl import NEEDED_AFTER, TdmRepJson
 from scrapy_robots.verdict import ALLOWED, FORBIDDEN, OtherAgent, Verdict, verdict
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
+
+    from scrapy_robots.policyfiles.policy import Action
 
 logger = logging.getLogger(__name__)
 
@@ -75,11 +78,16 @@ class RobotsTxtMiddleware:
         self.sites = SiteBook(
             crawler, config, self.cache, self.storage, reader, fetcher, self.room, self.pacing, self.record
         )
-        self.serving = RobotsServer(crawler, self.sites) if config.serve else None
-        # A site's tdmrep.json, when a declared purpose is one TDMRep speaks for (tdmrep/crawl.py).
-        self.tdmrep = (
-            TdmRepBook(crawler, config, self.storage, fetcher, self.room, self.record) if config.tdmrep else None
-        )
+        # The optional parts are chosen here, once: the request path has no branch per feature.
+        # The spider's own robots.txt requests, answered from the fetch (policyfiles/serving.py):
+        # the URL endings that ask, none when ROBOTSTXT_SERVE is off.
+        self.serving = RobotsServer(crawler, self.sites)
+        self.served: tuple[str, ...] = (ROBOTS_PATH,) if config.serve else ()
+        # A site's tdmrep.json, a book beside robots.txt's (tdmrep/crawl.py: the same walk,
+        # storage, fetcher and waiting room): read after the robots.txt outcomes that let
+        # requests in when a declared purpose is one TDMRep speaks for, after none otherwise.
+        self.tdmrep = self.sites.beside(TdmRepJson(crawler, config))
+        self.tdmrep_after: tuple[Action, ...] = NEEDED_AFTER if config.tdmrep else ()
         _warn_if_stock_enabled(crawler)
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
@@ -103,16 +111,17 @@ class RobotsTxtMiddleware:
         meta = request.meta
         if "redirect_urls" in meta:  # robots.txt fetches too: a hop keeps its host's pace
             leave_redirecting_hosts_slot(request)
-        if meta.get("dont_obey_robotstxt") or request.url.startswith(("data:", "file:")):
+        url = request.url  # a property: read once
+        if meta.get("dont_obey_robotstxt") or url.startswith(("data:", "file:")):
             return None
         # The hot path, a site whose entry is ready, stays in this frame: each
         # coroutine awaited costs a microsecond or so.
         site = self.sites.site_of(request)
         entry = self.sites.ready(site)
-        if entry is None or (self.serving is not None and request.url.endswith(ROBOTS_PATH)):
+        if entry is None or url.endswith(self.served):
             return await self._process_slowly(request, site, entry)
         tdm = None
-        if self.tdmrep is not None and self.tdmrep.needed(entry):
+        if entry.action in self.tdmrep_after:
             tdm = self.tdmrep.ready(site)
             if tdm is None:
                 return await self._process_slowly(request, site, entry)
@@ -132,14 +141,14 @@ class RobotsTxtMiddleware:
         try:
             if entry is None:
                 entry = await self.sites.wait_for(site, request)
-            if self.serving is not None and request.url.endswith(ROBOTS_PATH):
+            if request.url.endswith(self.served):
                 # The spider's own robots.txt request: the site's status and file, from the fetch.
                 served = await self.serving.answer(entry, request)
                 if served is not None:
                     return served
             tdm = None
-            if self.tdmrep is not None and self.tdmrep.needed(entry):
-                tdm = self.tdmrep.ready(site) or await self.tdmrep.wait_for(site, request)
+            if entry.action in self.tdmrep_after:
+                tdm = await self.tdmrep.entry(site, request)
         except CrawlClosing as closing:
             return self.room.closing_exit(request, closing)
         except RoomFull:
@@ -191,9 +200,9 @@ class RobotsTxtMiddleware:
     async def tdmrep_for(self, request: Request, entry: RobotsEntry) -> RobotsEntry | None:
         """The ``tdmrep.json`` of ``request``'s site (``entry``: its robots.txt's), fetched
         once, when a declared purpose needs it; None otherwise."""
-        if self.tdmrep is None or not self.tdmrep.needed(entry):
+        if entry.action not in self.tdmrep_after:
             return None
-        return self.tdmrep.ready(entry.site) or await self.tdmrep.wait_for(entry.site, request)
+        return await self.tdmrep.entry(entry.site, request)
 
     async def _spider_closed(self) -> None:
         self.stats.inc_value("robotstxt/cache/hit", self.sites.hits)

@@ -1,50 +1,54 @@
-"""SiteBook: what is known of each site's robots.txt, and the one way to learn more.
+"""PolicyBook: what is known of one policy file of every site, and the one way to learn more.
+
+A site's policy files (robots.txt; with TDMRep, ``/.well-known/tdmrep.json``) share one
+lifecycle, walked here once for any of them; each file is a small handler of the walk, a
+:class:`PolicyFile` (its path, its status policy, its reader, its stats and its log line),
+as Google's robotstxt walks a file once for many handlers (``ParseRobotsTxt(body, handler)``).
+robots.txt's handler and book are :mod:`scrapy_robots.policyfiles.robotstxt`, TDMRep's
+handler :mod:`scrapy_robots.tdmrep.crawl`.
 
 A site's entry is looked up in the hot tier (ready to answer), then in the storage
 (restored: made ready again, never fetched again within its lifetime), and only then
 fetched, once, however many requests need it:
 
-    ready(site)        hot tier | excluded | storage.load_now -> restore     (no wait)
-    wait_for(site)     park on the site's single flight -> _refresh:
-                       storage.load -> restore | storage.fetch_once(_fetch)
-    _fetch             download -> decide (policyfiles/decision.py) -> ready (policyfiles/reader.py) -> count, log
+    ready(site)        hot tier | file.unfetched | storage.load_now -> _restore     (no wait)
+    wait_for(site)     park on the file's single flight for the site -> _refresh:
+                       storage.load -> _restore | storage.fetch_once(_fetch)
+    _fetch             download -> decide (policyfiles/decision.py, the file's status policy)
+                       -> the record -> file.fetched (read, count, log)
 
-Both lookups restore through :meth:`SiteBook._restore`, whichever tier or storage answers.
+Both lookups restore through :meth:`PolicyBook._restore`, whichever tier or storage answers.
+The files of a site are kept in the same storage, keyed by the site for robots.txt and by
+the site and the path for the others (``http://a.example:80/.well-known/tdmrep.json``).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
-from scrapy import signals
-from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.httpobj import urlparse_cached
 
-from scrapy_robots.cache import RobotsEntry
 from scrapy_robots.pace.waiting import CrawlClosing, timer
-from scrapy_robots.policyfiles.decision import decide, describe, describe_restored, fetch_stats, worth_waiting
+from scrapy_robots.policyfiles.decision import decide, worth_waiting
 from scrapy_robots.policyfiles.fetch import site_of
-from scrapy_robots.policyfiles.policy import Action
-from scrapy_robots.record.version import ROBOTS_TXT
-from scrapy_robots.usage import TDM_SOURCES
+from scrapy_robots.policyfiles.policy import NETWORK, Action
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
-    from scrapy_robots.cache import RobotsCache, RobotsStorage
-    from scrapy_robots.pace.pacing import SitePacing
+    from scrapy_robots.cache import RobotsEntry, RobotsStorage
     from scrapy_robots.pace.waiting import WaitingRoom
-    from scrapy_robots.parsers import RobotParser
-    from scrapy_robots.policyfiles.fetch import RobotsFetcher
-    from scrapy_robots.policyfiles.reader import RobotsReader
+    from scrapy_robots.policyfiles.decision import Decision
+    from scrapy_robots.policyfiles.fetch import FetchResult, RobotsFetcher
+    from scrapy_robots.policyfiles.policy import StatusPolicy
     from scrapy_robots.record.crawl import ComplianceRecord
     from scrapy_robots.settings.config import RobotsConfig
-    from scrapy_robots.usage import Preference
 
 logger = logging.getLogger(__name__)
 
@@ -55,36 +59,163 @@ logger = logging.getLogger(__name__)
 SITE_MEMO = 10_000
 
 
-class SiteBook:
+class HotTier(Protocol):
+    """The entries ready to answer, by site: robots.txt's :class:`~scrapy_robots.cache.RobotsCache`,
+    or a :class:`FileTier`."""
+
+    def get(self, site: str) -> RobotsEntry | None: ...
+
+    def put(self, entry: RobotsEntry) -> None: ...
+
+
+class FileTier:
+    """The hot tier of a policy file other than robots.txt: the files of the last ``size``
+    sites made ready, by site (their entries' ``site`` is their storage key, which ends
+    with ``path``)."""
+
+    def __init__(self, path: str, size: int):
+        self.path = path
+        self.size = size
+        self._entries: OrderedDict[str, RobotsEntry] = OrderedDict()
+
+    def get(self, site: str) -> RobotsEntry | None:
+        return self._entries.get(site)
+
+    def put(self, entry: RobotsEntry) -> None:
+        site = entry.site.removesuffix(self.path)
+        self._entries[site] = entry
+        self._entries.move_to_end(site)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+
+class PolicyFile:
+    """A policy file of every site, as :class:`PolicyBook` walks it: a subclass names it
+    (``name``, ``path``, ``stats``, ``record``, ``policy``) and reads it (:meth:`read`).
+
+    The defaults suit a file other than robots.txt: its body read as sent, once per
+    version; its downloads counted by status (``<stats>/status/<code>``); one INFO line
+    per download; a hot tier of ``ROBOTSTXT_CACHE_PARSED`` sites. robots.txt's handler
+    (:class:`~scrapy_robots.policyfiles.robotstxt.RobotsTxt`) overrides most of them.
+    """
+
+    #: what the file is called in its log lines ("tdmrep.json")
+    name: str
+    #: where it is on every site ("/.well-known/tdmrep.json")
+    path: str
+    #: the prefix of its stats: ``<stats>/request_count``, ``/retry``, ``/status/<code>``
+    stats: str
+    #: its name in the compliance record (:mod:`scrapy_robots.record.version`)
+    record: str
+    #: what a download's status (or failure) means for the file (``decide``'s table)
+    policy: StatusPolicy
+
+    def __init__(self, crawler: Crawler, config: RobotsConfig):
+        self.crawler = crawler
+        self.config = config
+
+    @property
+    def cache(self) -> str:
+        """The prefix of its storage stats: ``<cache>/restored``, ``/miss``, ``/expired``."""
+        return self.stats
+
+    @property
+    def waits(self) -> str:
+        """What a request parked on it waits for is said after this ("tdmrep.json being fetched")."""
+        return f"{self.name} "
+
+    def key(self, site: str) -> str:
+        """The storage key of ``site``'s file, beside its robots.txt's (``site``)."""
+        return site + self.path
+
+    def tier(self) -> HotTier:
+        return FileTier(self.path, self.config.cache_parsed)
+
+    def unfetched(self, site: str) -> RobotsEntry | None:
+        """An entry ``site`` has without a fetch (robots.txt: an excluded domain); None: none."""
+        return None
+
+    def read(self, entry: RobotsEntry) -> Any:
+        """The rules of ``entry``'s body (``entry.body``, ``entry.truncated`` when cut at
+        ``ROBOTSTXT_MAXSIZE``): kept in ``entry.rules``, what the crawl asks of the file."""
+        raise NotImplementedError
+
+    def ready(self, entry: RobotsEntry) -> RobotsEntry | None:
+        """``entry`` (fetched here or by a fleet's other crawler, or stored) with its rules,
+        read once; None if it cannot be (a parsed file whose body the storage lost)."""
+        if entry.action is Action.PARSE and entry.rules is None:
+            if entry.body is None:
+                return None
+            entry.rules = self.read(entry)
+        return entry
+
+    def restore(self, stored: RobotsEntry) -> RobotsEntry | None:
+        """A fresh stored entry made ready: :meth:`ready`."""
+        return self.ready(stored)
+
+    def earlier(self, entry: RobotsEntry) -> None:
+        """``entry``, fetched before this crawl began, came back from the storage (a
+        resumed or persisted crawl, another crawler of a fleet)."""
+        logger.debug("%(file)s for %(site)s restored from storage", {"file": self.name, "site": entry.site})
+
+    async def fetched(self, decision: Decision, result: FetchResult, request: Request, waiting: int) -> None:
+        """A download became ``decision.entry``: its body read, counted and said."""
+        entry = decision.entry
+        status = result.response.status if result.response is not None else NETWORK
+        self.crawler.stats.inc_value(f"{self.stats}/status/{status}")
+        if entry.action is Action.PARSE and not decision.stale:
+            entry.body = result.body  # the bytes as sent (decide's are robots.txt's decoding)
+            entry.rules = self.read(entry)
+        self.log(decision, result)
+
+    def log(self, decision: Decision, result: FetchResult) -> None:
+        """The one line said per download."""
+        entry = decision.entry
+        response = result.response
+        logger.info(
+            "%(file)s for %(site)s: %(outcome)s -> %(action)s%(redirected)s",
+            {
+                "file": self.name,
+                "site": entry.site.removesuffix(self.path),
+                "outcome": f"HTTP {response.status}" if response is not None else entry.error,
+                "action": entry.action.value,
+                "redirected": f" (redirected to {result.url})" if result.url != result.requested_url else "",
+            },
+            extra={"spider": self.crawler.spider},
+        )
+
+
+class PolicyBook:
+    """What is known of ``file`` at every site, and the one way to learn more."""
+
     def __init__(
         self,
         crawler: Crawler,
         config: RobotsConfig,
-        hot: RobotsCache,
+        file: PolicyFile,
         storage: RobotsStorage,
-        reader: RobotsReader,
         fetcher: RobotsFetcher,
         room: WaitingRoom,
-        pacing: SitePacing,
         record: ComplianceRecord | None = None,
     ):
         self.crawler = crawler
         self.stats = crawler.stats
-        self.config = config
-        self.hot = hot
+        # decide() reads the status policy from the configuration: the file's own.
+        self.config = config if file.policy is config.status_policy else replace(config, status_policy=file.policy)
+        self.file = file
+        self.hot = file.tier()
         self.storage = storage
-        self.reader = reader
         self.fetcher = fetcher
         self.room = room
-        self.pacing = pacing
         self.record = record  # the compliance record (ROBOTSTXT_RECORD), told of each fetch
         self.hits = 0  # hot-tier hits, counted here: a stats call per request costs more
         self.started = time.time()
-        # Sites restored from a previous run and said so: once each, whatever the hot tier does.
-        self._announced: set[str] = set()
-        # Sites whose usage preference denied a request, and said so: once each.
-        self._usage_denied: set[str] = set()
         self._sites: dict[tuple[str, str], str] = {}
+
+    def beside(self, file: PolicyFile) -> PolicyBook:
+        """A book of another policy file of the same sites: the same storage, fetcher,
+        waiting room and record."""
+        return PolicyBook(self.crawler, file.config, file, self.storage, self.fetcher, self.room, self.record)
 
     def site_of(self, request: Request) -> str:
         parts = urlparse_cached(request)
@@ -97,35 +228,37 @@ class SiteBook:
         return site
 
     def ready(self, site: str) -> RobotsEntry | None:
-        """The site's entry if it can answer now: hot, excluded, or restored from a
-        storage that answers at once (``load_now``). None: the site must be fetched or
-        waited for (:meth:`wait_for`)."""
+        """The site's entry if it can answer now: hot, known without a fetch, or restored
+        from a storage that answers at once (``load_now``). None: the site must be fetched
+        or waited for (:meth:`wait_for`)."""
         entry = self.hot.get(site)
         if entry is not None:
             if entry.fresh(time.time()) and entry.action is not Action.UNREACHABLE:
                 self.hits += 1
                 return entry
             return None
-        if self.config.excludes(site):
-            return RobotsEntry(site=site, action=Action.EXCLUDED, fetched_at=0.0, expires_at=0.0)
+        entry = self.file.unfetched(site)
+        if entry is not None:
+            return entry
+        key = self.file.key(site)
         try:
-            stored = self.storage.load_now(site)
+            stored = self.storage.load_now(key)
         except Exception:
-            self._storage_failed(site)
+            self._storage_failed(key)
             return None
         entry = self._restore(stored)
         if entry is None or entry.action is Action.UNREACHABLE:
             return None
         return entry
 
-    async def entry_for(self, request: Request) -> RobotsEntry:
-        """What is known of the robots.txt of ``request``'s site: ready now, or fetched
-        once (waiting for an unreachable site's retries, as configured)."""
-        site = self.site_of(request)
+    async def entry(self, site: str, request: Request) -> RobotsEntry:
+        """The site's entry: ready now, or fetched once (waiting for an unreachable
+        site's retries, as configured). Raises CrawlClosing, RoomFull."""
         return self.ready(site) or await self.wait_for(site, request)
 
     async def wait_for(self, site: str, request: Request) -> RobotsEntry:
         """Park ``request`` until its site's entry is known. Raises CrawlClosing, RoomFull."""
+        waits = self.file.waits
         while True:
             entry = self.hot.get(site)
             if entry is not None and entry.fresh(time.time()):
@@ -133,22 +266,32 @@ class SiteBook:
                 if not worth_waiting(entry, self.config):
                     return entry
                 # Unreachable for now, and another attempt is due: wait for it.
-                await self.room.park(request, site, "unreachable", timer(entry.expires_at - time.time()))
+                await self.room.park(request, site, f"{waits}unreachable", timer(entry.expires_at - time.time()))
                 continue
             if self.room.closing:
-                raise CrawlClosing(site, "not fetched yet")
-            flight = self.room.join(site, partial(self._refresh, site, entry, request))
-            entry = await self.room.park(request, site, "being fetched", flight)
+                raise CrawlClosing(site, f"{waits}not fetched yet")
+            flight = self.room.join(self.file.key(site), partial(self._refresh, site, entry, request))
+            entry = await self.room.park(request, site, f"{waits}being fetched", flight)
             if not worth_waiting(entry, self.config):
                 return entry
+
+    async def stored(self, site: str) -> RobotsEntry | None:
+        """The site's entry as the storage keeps it, body included (the hot tier keeps none)."""
+        key = self.file.key(site)
+        try:
+            return self.storage.load_now(key) or await self.storage.load(key)
+        except Exception:
+            self._storage_failed(key)
+            return None
 
     async def _refresh(self, site: str, previous: RobotsEntry | None, request: Request) -> RobotsEntry:
         """The site's entry from the storage, or fetched and decided: never fetched twice
         within its lifetime, whichever tier it was in."""
+        key = self.file.key(site)
         try:
-            stored = await self.storage.load(site)
+            stored = await self.storage.load(key)
         except Exception:
-            self._storage_failed(site)
+            self._storage_failed(key)
             stored = None
         entry = self._restore(stored)
         if entry is not None:
@@ -156,17 +299,17 @@ class SiteBook:
         # An expired entry carries the failure count and the last good rules.
         known = previous if previous is not None else stored
         if known is None:
-            self.stats.inc_value("robotstxt/cache/miss")
+            self.stats.inc_value(f"{self.file.cache}/miss")
         elif not known.failures:  # a new attempt at an unreachable site is a retry (_fetch)
-            self.stats.inc_value("robotstxt/cache/expired")
+            self.stats.inc_value(f"{self.file.cache}/expired")
         if previous is None and stored is not None:
-            previous = self.reader.ready(stored)
+            previous = self.file.ready(stored)
         elif previous is not None and previous.body is None and stored is not None:
             # So that a stale copy kept in use is stored whole.
             previous.body, previous.agents = stored.body, stored.agents
-        entry = await self.storage.fetch_once(site, partial(self._fetch, site, previous, request))
-        # Fetched by another crawler of a fleet, it comes without a parser: made ready here.
-        entry = self.reader.ready(entry) or entry
+        entry = await self.storage.fetch_once(key, partial(self._fetch, site, previous, request))
+        # Fetched by another crawler of a fleet, it comes without its rules: made ready here.
+        entry = self.file.ready(entry) or entry
         entry.body = entry.agents = entry.content_type = None  # the storage keeps them; the hot tier the rules
         self.hot.put(entry)
         return entry
@@ -175,143 +318,37 @@ class SiteBook:
         """A fresh stored entry, made ready and put in the hot tier; None if it cannot be."""
         if stored is None or not stored.fresh(time.time()):
             return None
-        kept = stored.agents is not None and self.reader.key in stored.agents
-        entry = self.reader.ready(stored)
+        entry = self.file.restore(stored)
         if entry is None:
             return None
-        if not kept and entry.agents and self.reader.key in entry.agents:
-            self._keep_rules(entry)
-        self.stats.inc_value("robotstxt/cache/restored")
-        if entry.fetched_at < self.started and entry.site not in self._announced:
-            self._announce(entry)
+        self.stats.inc_value(f"{self.file.cache}/restored")
+        if entry.fetched_at < self.started:
+            self.file.earlier(entry)
         entry.body = entry.agents = entry.content_type = None
         self.hot.put(entry)
         return entry
 
-    async def learn_agent(self, entry: RobotsEntry, agent: str | bytes, request: Request) -> None:
-        """Build what ``agent`` obeys at ``entry``'s site (a request with its own
-        User-Agent), from the stored body, once: kept beside the crawl agent's rules."""
-        stored = await self.stored(entry.site)
-        if stored is not None and stored.body is not None:
-            self.reader.read_other_agent(entry, stored.body, agent)
-            return
-        self.stats.inc_value("robotstxt/other_agent_without_body")
-        logger.warning(
-            "robots.txt for %(site)s: the storage no longer holds the body to read the rules of "
-            "User-Agent %(agent)r; the crawl's agent's rules apply to it",
-            {"site": entry.site, "agent": agent},
-            extra={"spider": self.crawler.spider},
-        )
-        self.reader.keep_other_agent(entry, agent, entry.rules)
-
-    async def stored(self, site: str) -> RobotsEntry | None:
-        """The site's entry as the storage keeps it, body included (the hot tier keeps none)."""
-        try:
-            return self.storage.load_now(site) or await self.storage.load(site)
-        except Exception:
-            self._storage_failed(site)
-            return None
-
-    def _keep_rules(self, entry: RobotsEntry) -> None:
-        """A stored entry whose body was parsed here (another parser, options or agent
-        stored it): store this crawler's rules beside the others, so that its next
-        restore needs no parse. In the background: the request does not wait for it."""
-        saved = deferred_from_coro(self.storage.save(replace(entry, parser=None, rules=None, others=None)))
-        saved.addErrback(
-            lambda failure: logger.error(
-                "%(storage)s failed to save %(site)s: %(error)s",
-                {"storage": type(self.storage).__name__, "site": entry.site, "error": failure.value},
-                extra={"spider": self.crawler.spider},
-            )
-        )
-
-    def _announce(self, entry: RobotsEntry) -> None:
-        """Say what a site restored from a previous run holds; count its delay as a fetch would."""
-        self._announced.add(entry.site)
-        logger.info(describe_restored(entry, time.time(), self.config), extra={"spider": self.crawler.spider})
-        self._count_delay(entry)
-
-    def _storage_failed(self, site: str) -> None:
+    def _storage_failed(self, key: str) -> None:
         # A storage's own failures are its to absorb (see RobotsStorage): this is a bug.
         logger.exception(
-            "%(storage)s failed to load %(site)s",
-            {"storage": type(self.storage).__name__, "site": site},
+            "%(storage)s failed to load %(key)s",
+            {"storage": type(self.storage).__name__, "key": key},
             extra={"spider": self.crawler.spider},
         )
         self.stats.inc_value("robotstxt/cache/storage_errors")
 
     async def _fetch(self, site: str, previous: RobotsEntry | None, request: Request) -> RobotsEntry:
+        file = self.file
         if previous is not None and previous.failures:
-            self.stats.inc_value("robotstxt/retry")
-        self.stats.inc_value("robotstxt/request_count")
-        result = await self.fetcher.fetch(site, via=request)
+            self.stats.inc_value(f"{file.stats}/retry")
+        self.stats.inc_value(f"{file.stats}/request_count")
+        result = await self.fetcher.fetch(site, via=request, path=file.path)
         if self.room.closing:
             # The fetch was cut short by the close: its outcome says nothing of the site.
-            raise CrawlClosing(site, "being fetched")
+            raise CrawlClosing(site, f"{file.waits}being fetched")
+        result.site = file.key(site)
         decision = decide(result, previous, time.time(), self.config)
         if self.record is not None:
-            self.record.fetched(ROBOTS_TXT, site, result, decision)
-        for stat in fetch_stats(decision, result, self.config):
-            self.stats.inc_value(stat)
-        entry = decision.entry
-        if entry.action is Action.PARSE and entry.parser is None and entry.rules is None:  # not a stale copy
-            parser = self.reader.read(entry)
-            if parser is not None:
-                await send_robots_parsed(self.crawler, parser, request)
-                self._count_delay(entry)
-        self.stats.inc_value(f"robotstxt/policy/{entry.action.value}")
-        level, message = describe(decision, result, self.room.waiting_for(site), self.config)
-        logger.log(level, message, extra={"spider": self.crawler.spider})
-        shared = self.pacing.fetched(entry, result)
-        if shared is not None:
-            await shared
-        return entry
-
-    def denied_for_usage(self, site: str, preference: Preference) -> None:
-        """A request of ``site`` was denied by its usage preference (ROBOTSTXT_USAGE): one
-        INFO line per site says so, the requests themselves being DEBUG lines."""
-        if site in self._usage_denied:
-            return
-        self._usage_denied.add(site)
-        tdm = preference.source in TDM_SOURCES
-        logger.info(
-            "%(file)s for %(site)s: requests denied by its %(what)s, %(why)s (ROBOTSTXT_USAGE); logged once per site",
-            {
-                "file": "tdmrep.json" if tdm else "robots.txt",
-                "site": site,
-                "what": "TDM reservation" if tdm else "usage preference",
-                "why": preference.reason,
-            },
-            extra={"spider": self.crawler.spider},
-        )
-
-    def _count_delay(self, entry: RobotsEntry) -> None:
-        delay, stats = entry.delay, self.stats
-        if delay is None:
-            return
-        stats.inc_value("robotstxt/crawl_delay/sites")
-        if delay.applied is not None:  # a skipped site is paced at no delay: none of its requests go
-            stats.max_value("robotstxt/crawl_delay/max", delay.applied)
-        if delay.clamped or delay.skip:
-            stats.inc_value(f"robotstxt/crawl_delay/{'clamped' if delay.clamped else 'skipped'}")
-            logger.warning(
-                "robots.txt for %(site)s asks a delay of %(asked)gs, above ROBOTSTXT_MAX_CRAWL_DELAY "
-                "(%(max)gs): %(what)s",
-                {
-                    "site": entry.site,
-                    "asked": delay.asked,
-                    "max": self.config.max_crawl_delay,
-                    "what": "clamped to the maximum" if delay.clamped else "the site is skipped",
-                },
-                extra={"spider": self.crawler.spider},
-            )
-
-
-async def send_robots_parsed(crawler: Crawler, parser: RobotParser, request: Request) -> None:
-    """Scrapy's ``robots_parsed`` signal (2.18+), as its middleware sends it: the parser,
-    and the request that needed it."""
-    robots_parsed = getattr(signals, "robots_parsed", None)
-    if robots_parsed is not None:
-        await crawler.signals.send_catch_log_async(
-            signal=robots_parsed, robotparser=getattr(parser, "wrapped", parser), request=request
-        )
+            self.record.fetched(file.record, site, result, decision)
+        await file.fetched(decision, result, request, self.room.waiting_for(site))
+        return decision.entry

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request, Response
 
     from scrapy_robots.cache import RobotsEntry
-    from scrapy_robots.policyfiles.book import SiteBook
+    from scrapy_robots.policyfiles.robotstxt import SiteBook
 
 logger = logging.getLogger(__name__)
 

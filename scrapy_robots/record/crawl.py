@@ -3,7 +3,7 @@
 :func:`compliance_record` builds a :class:`ComplianceRecord` when ``ROBOTSTXT_RECORD``
 names a folder, None otherwise (then nothing here runs: one ``is None`` per call site).
 :meth:`~ComplianceRecord.fetched` is called once per policy file download (policyfiles/book.py,
-tdmrep/crawl.py), :meth:`~ComplianceRecord.decided` once per verdict (middleware.py).
+for every file), :meth:`~ComplianceRecord.decided` once per verdict (middleware.py).
 Both only append to a list; the list is written (writer.py) every
 ``ROBOTSTXT_RECORD_FLUSH_INTERVAL`` seconds, as soon as it holds ``ROBOTSTXT_RECORD_BATCH``
 decisions (on the next turn of the reactor, not in the request's frame), and when the

@@ -4,7 +4,7 @@ Pure functions of a fetched entry (:class:`~scrapy_robots.cache.RobotsEntry`, wh
 are the parsed :class:`~scrapy_robots.tdmrep.TdmRepFile`): the crawl's verdict, ``scrapy
 robots`` and the compliance record read the file through them, and the spider middleware
 combines the answer carried in ``request.meta`` with the response's header fields and meta
-tags. Fetching the file is :mod:`scrapy_robots.tdmrep.crawl`'s.
+tags. Fetching and parsing the file is the book's, with :mod:`scrapy_robots.tdmrep.crawl`'s handler.
 """
 
 from __future__ import annotations
