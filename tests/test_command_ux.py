@@ -111,6 +111,7 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "scrapy_robots.RobotsTxtMiddleware": 100,
 }
+EXTENSIONS = {"scrapy_robots.pace.backoff.PageBackoff": 0}
 """
 
 
