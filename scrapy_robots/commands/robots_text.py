@@ -11,6 +11,7 @@ import os
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
+from scrapy_robots.decoding import size_text
 from scrapy_robots.lint import Finding
 from scrapy_robots.usage import DENIED_REASON as USAGE_REASON
 from scrapy_robots.usage import TDM_DENIED_REASON as TDM_REASON
@@ -55,11 +56,6 @@ class Paint:
 
 
 PLAIN = Paint("never")
-
-
-def size_text(size: int) -> str:
-    """A size as the output gives it: ``500 KiB``, else ``1,000 bytes``."""
-    return f"{size // 1024} KiB" if size % 1024 == 0 else f"{size:,} bytes"
 
 
 def verdict_word(result: dict[str, Any]) -> str:

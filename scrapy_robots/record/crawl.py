@@ -21,7 +21,7 @@ from scrapy import signals
 from scrapy.utils.reactor import CallLaterOnce
 from twisted.internet.task import LoopingCall
 
-from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.grounds import Grounds
 from scrapy_robots.record import META_KEY
 from scrapy_robots.record.version import ROBOTS_TXT, PolicyVersion, response_headers, sha256_of
 from scrapy_robots.record.writer import FORMATS, RecordWriter
@@ -122,6 +122,8 @@ class ComplianceRecord:
                 governs=entry.version,
                 truncated=result.truncated,
                 error=entry.error,
+                failures=entry.failures,
+                retry_after=entry.retry_after,
                 parser=self.config.parser_name if file == ROBOTS_TXT else "",
                 body=body,
                 headers=response_headers(None if response is None else response.headers),
@@ -176,32 +178,8 @@ class ComplianceRecord:
         token = self._tokens.get(agent)
         if token is None:
             token = self._tokens[agent] = product_token(agent)
-        action = entry.action
-        row: dict[str, Any] = {
-            "t": at,
-            "url": url,
-            "site": entry.site,
-            "agent": token,
-            "allowed": answer.allowed,
-            "robots": entry.version,
-            "robots_fetched_at": entry.version_fetched_at,
-            "action": action.value,
-            # The line that decided is read from the version's body when asked (scrapy robots
-            # --record): the hot tier keeps compiled rules, not lines.
-            "by": answer.reason if answer.reason else _policy(entry),
-            "reason": answer.stat.rpartition("robotstxt/")[2] or ("allowed" if answer.allowed else "denied"),
-            "delay": entry.delay.applied if entry.delay is not None and action is Action.PARSE else None,
-        }
-        if tdm is not None:
-            row["tdmrep"] = tdm.version
-        if usage:
-            row["usage"] = usage
-        if tdm_answer:
-            row["tdm"] = tdm_answer
-        if answer.usage is not None:
-            pref = answer.usage
-            row["usage_denied"] = {"purpose": pref.purpose, "source": pref.source, "text": pref.text, "line": pref.line}
-        return row
+        # The one answer (verdict.py), from the inputs as they were at the decision.
+        return Grounds(answer, url, token, entry, self.config, tdm, at, None, usage, tdm_answer).row(token)
 
     def _opened(self) -> None:
         self._timer.start(self.record.flush_interval, now=False)
@@ -212,14 +190,3 @@ class ComplianceRecord:
         self._soon.cancel()
         self.flush()
         self.writer.close()
-
-
-def _policy(entry: RobotsEntry) -> str:
-    """What decided for every URL of the site, when no line did (or the rules did: said as such)."""
-    action = entry.action
-    if action is Action.PARSE:
-        return f"{ROBOTS_TXT} rules"
-    if action is Action.EXCLUDED:
-        return "ROBOTSTXT_EXCLUDED_DOMAINS"
-    outcome = f"HTTP {entry.status}" if entry.status is not None else (entry.error or "no response")
-    return f"status policy: {outcome} -> {action.value}"
