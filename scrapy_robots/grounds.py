@@ -186,8 +186,8 @@ class Grounds:
             return Source("status policy", says, version, action is Action.ALLOW, decides)
         # Denied for a declared purpose, or its items dropped: the rules had allowed it.
         allowed = answer.allowed or not decides
-        if answer.stat == "robotstxt/denied/crawl_delay":
-            return Source("robots.txt", answer.reason or "", version, False, decides)
+        if answer.stat in _SAID_BY_THE_VERDICT:  # a site skipped for its delay, a parser that failed
+            return Source("robots.txt", answer.reason or "", version, answer.allowed, decides)
         explanation = self.explanation
         if explanation is None:  # compiled rules (the crawl's hot tier), or a parser that cannot say
             return Source("robots.txt", ROBOTS_TXT_RULES, version, allowed, decides)
@@ -279,6 +279,7 @@ class Grounds:
 
 ROBOTS_TXT_RULES = "robots.txt rules"
 _DROPPED = "robotstxt/usage/items_dropped/"
+_SAID_BY_THE_VERDICT = frozenset(("robotstxt/denied/crawl_delay", "robotstxt/parser_error"))
 
 
 def grounds(
