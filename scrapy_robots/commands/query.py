@@ -211,7 +211,9 @@ class RobotsQuerySpider(Spider):
             tdm = None if self.local_file else await mw.tdmrep_for(request, entry)
             recorded = entry.parser if isinstance(entry.parser, RecordingParser) else None
             found = self._grounds(request, entry, tdm, recorded)
-            self.results[index] = self._report(url, request, found, recorded)
+            self.results[index] = report = self._report(url, request, found, recorded)
+            # An unreachable site's line (its attempt, what a crawl would do next): in the answer.
+            report["robots_txt"]["said"] = mw.sites.said.get(entry.site)
         except Exception as exc:
             self.results[index] = error_result(url, f"{type(exc).__name__}: {exc}", agent)
         if self.pages[index]:

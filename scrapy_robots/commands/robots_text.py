@@ -110,6 +110,8 @@ def format_report(
     elif robots["policy"] in ("allow", "deny") and robots["status"] is not None:
         policy += f" on HTTP {robots['status']}"
     row("policy", policy)
+    if robots.get("said"):
+        row("fetch", robots["said"].partition(": ")[2])
     if robots.get("retry_after") is not None and robots.get("next_attempt"):
         row("retry after", _retry_after_text(robots["retry_after"], robots["next_attempt"]))
     row("crawl delay", _delay_text(result))

@@ -85,6 +85,8 @@ class SiteBook:
         # Sites whose usage preference denied a request, and said so: once each.
         self._usage_denied: set[str] = set()
         self._sites: dict[tuple[str, str], str] = {}
+        #: a one-shot run's (scrapy robots) line on each unreachable site, for its answer
+        self.said: dict[str, str] = {}
 
     def site_of(self, request: Request) -> str:
         parts = urlparse_cached(request)
@@ -261,7 +263,12 @@ class SiteBook:
                 self._count_delay(entry)
         self.stats.inc_value(f"robotstxt/policy/{entry.action.value}")
         level, message = describe(decision, result, self.room.waiting_for(site), self.config)
-        logger.log(level, message, extra={"spider": self.crawler.spider})
+        if self.config.one_shot and entry.action is Action.UNREACHABLE:
+            # scrapy robots: said in the site's answer (commands/query.py), not as a log line
+            # beside it at a level that depends on how many of its questions wait then.
+            self.said[site] = message
+        else:
+            logger.log(level, message, extra={"spider": self.crawler.spider})
         shared = self.pacing.fetched(entry, result)
         if shared is not None:
             await shared
