@@ -126,13 +126,15 @@ class Grounds:
 
     @property
     def robots_version(self) -> str | None:
-        """The robots.txt version that decided: none for a site unreachable with no copy kept."""
-        return None if self.entry.action is Action.UNREACHABLE else self.entry.version
+        """The robots.txt version that decided: none for a site unreachable with no copy
+        kept, nor for an excluded one (not fetched)."""
+        action = self.entry.action
+        return None if action is Action.UNREACHABLE or action is Action.EXCLUDED else self.entry.version
 
     @property
     def by(self) -> str:
         """What decided, in one line: the verdict's reason, else what allowed the URL."""
-        return self.verdict.reason or self.sources[0].says
+        return self.verdict.reason or self._robots_says()[1]
 
     @property
     def decided_by(self) -> str:
@@ -176,32 +178,39 @@ class Grounds:
 
     def _robots(self, decides: bool) -> Source:
         entry, answer = self.entry, self.verdict
-        action = entry.action
-        if action is Action.EXCLUDED:
-            return Source("ROBOTSTXT_EXCLUDED_DOMAINS", "excluded domain: robots.txt not fetched", None, False, decides)
-        version = self.robots_version
-        if action is not Action.PARSE:
-            outcome = f"HTTP {entry.status}" if entry.status is not None else (entry.error or "no response")
-            says = f"status policy: {outcome} -> {action.value}"
-            return Source("status policy", says, version, action is Action.ALLOW, decides)
-        # Denied for a declared purpose, or its items dropped: the rules had allowed it.
-        allowed = answer.allowed or not decides
-        if answer.stat in _SAID_BY_THE_VERDICT:  # a site skipped for its delay, a parser that failed
-            return Source("robots.txt", answer.reason or "", version, answer.allowed, decides)
+        name, says = self._robots_says()
+        if name != "robots.txt":  # robots.txt was not parsed: its fetch's outcome decided
+            return Source(name, says, self.robots_version, entry.action is Action.ALLOW, decides)
         explanation = self.explanation
-        if explanation is None:  # compiled rules (the crawl's hot tier), or a parser that cannot say
-            return Source("robots.txt", ROBOTS_TXT_RULES, version, allowed, decides)
+        if explanation is None or answer.stat in _SAID_BY_THE_VERDICT:
+            # Denied for a declared purpose, or its items dropped: the rules had allowed it.
+            return Source(name, says, self.robots_version, answer.allowed or not decides, decides)
         rule = explanation.rule
         return Source(
-            "robots.txt",
-            self.explained or explanation.reason,
-            version,
+            name,
+            says,
+            self.robots_version,
             explanation.allowed,
             decides,
             line=rule.line if rule is not None else None,
             text=rule.text if rule is not None else None,
             group=explanation.group_lines,
         )
+
+    def _robots_says(self) -> tuple[str, str]:
+        """robots.txt's source, and what it says of the URL (cheap where no parser explains:
+        a record row names it for every decision)."""
+        entry, answer = self.entry, self.verdict
+        action = entry.action
+        if action is Action.EXCLUDED:
+            return "ROBOTSTXT_EXCLUDED_DOMAINS", "excluded domain: robots.txt not fetched"
+        if action is not Action.PARSE:
+            outcome = f"HTTP {entry.status}" if entry.status is not None else (entry.error or "no response")
+            return "status policy", f"status policy: {outcome} -> {action.value}"
+        if answer.stat in _SAID_BY_THE_VERDICT:  # a site skipped for its delay, a parser that failed
+            return "robots.txt", answer.reason or ""
+        # Compiled rules (the crawl's hot tier) or a parser that cannot say: the rules, as such.
+        return "robots.txt", self.explained or ROBOTS_TXT_RULES
 
     @cached_property
     def explanation(self) -> Explanation | None:
@@ -244,7 +253,10 @@ class Grounds:
         return file_answer(self.tdm, self.url)
 
     def row(self, agent: str) -> dict[str, Any]:
-        """The compliance record's line for this decision (``agent``: the product token)."""
+        """The compliance record's line for this decision (``agent``: the product token):
+        the verdict and the inputs it rests on, frozen (the versions by hash, the answers the
+        request carried); :attr:`sources` are built from them when asked (scrapy robots
+        --record), not for every decision of a crawl."""
         entry, answer = self.entry, self.verdict
         action = entry.action
         row: dict[str, Any] = {
@@ -261,7 +273,6 @@ class Grounds:
             "by": self.by,
             "reason": answer.stat.rpartition("robotstxt/")[2] or ("allowed" if answer.allowed else "denied"),
             "delay": entry.delay.applied if entry.delay is not None and action is Action.PARSE else None,
-            "sources": [source.as_dict() for source in self.sources],
         }
         if self.purposes:
             row["purposes"] = list(self.purposes)

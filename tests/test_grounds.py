@@ -202,9 +202,9 @@ def test_a_record_row_is_the_same_answer_frozen():
         "usage/denied/train-ai",
         sha(ROBOTS),
     )
-    assert row["sources"] == [source.as_dict() for source in found.sources] and row["purposes"] == ["train-ai"]
-    # Built once: the row and the command read the same sources.
-    assert found.sources is found.sources
+    assert row["purposes"] == ["train-ai"] and row["usage_denied"]["line"] == 3
+    # The sources are built when asked (scrapy robots --record), not for every decision.
+    assert "sources" not in row and "sources" not in found.__dict__
 
 
 # -- the three consumers, on one site -------------------------------------------------
@@ -220,13 +220,19 @@ def record_answer(folder, *urls: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-#: What a crawl's row knows of each source: its hot tier keeps compiled rules, so robots.txt's
-#: line is read from the version's body when asked (scrapy robots, live or --record).
-CRAWL_KNOWS = ("name", "sha256", "allowed", "decides", "purpose")
-
-
-def _known(sources: list[dict], keys=CRAWL_KNOWS) -> list[dict]:
-    return [{k: s[k] for k in keys} | ({"says": s["says"]} if s["name"] != "robots.txt" else {}) for s in sources]
+def _same_versions_and_denial(row: dict, sources: list[dict]) -> None:
+    """A crawl's row writes the answer's inputs frozen, the versions by hash: the sources
+    the command builds of them name the same versions, and the same denial."""
+    by_name = {source["name"]: source for source in sources}
+    assert row["robots"] == sources[0]["sha256"], (row, sources)
+    assert row.get("tdmrep") == by_name["tdmrep.json"]["sha256"], (row, sources)
+    [deciding] = [source for source in sources if source["decides"]]
+    denied = row.get("usage_denied")
+    if denied is None:
+        assert deciding is sources[0], sources
+    else:  # robots.txt's usage lines are the "usage" source
+        name = "usage" if denied["source"] == "robots.txt" else denied["source"]
+        assert (name, denied["purpose"], denied["line"]) == (deciding["name"], deciding["purpose"], deciding["line"])
 
 
 @pytest_twisted.ensureDeferred
@@ -285,7 +291,7 @@ async def test_the_crawl_its_record_and_the_command_give_one_answer(site, robots
         assert now["stat"] == then["stat"] and now["purposes"] == then["purposes"] == row["purposes"] == ["train-ai"]
         # The same sources, each with its version: live and from the record, line for line.
         assert now["sources"] == then["sources"], (case, now["sources"], then["sources"])
-        assert _known(row["sources"]) == _known(now["sources"]), (case, row["sources"], now["sources"])
+        _same_versions_and_denial(row, now["sources"])
     versions = {s["name"]: s["sha256"] for s in live[urls["tdmrep"]]["sources"]}
     assert versions == {"robots.txt": sha(ROBOTS), "usage": sha(ROBOTS), "tdmrep.json": sha(json.dumps(RULES))}
     assert live[urls["disallowed"]]["sources"][0]["line"] == 2
