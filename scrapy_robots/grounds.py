@@ -128,8 +128,7 @@ class Grounds:
     def robots_version(self) -> str | None:
         """The robots.txt version that decided: none for a site unreachable with no copy
         kept, nor for an excluded one (not fetched)."""
-        action = self.entry.action
-        return None if action is Action.UNREACHABLE or action is Action.EXCLUDED else self.entry.version
+        return _robots_version(self.entry)
 
     @property
     def by(self) -> str:
@@ -198,19 +197,7 @@ class Grounds:
         )
 
     def _robots_says(self) -> tuple[str, str]:
-        """robots.txt's source, and what it says of the URL (cheap where no parser explains:
-        a record row names it for every decision)."""
-        entry, answer = self.entry, self.verdict
-        action = entry.action
-        if action is Action.EXCLUDED:
-            return "ROBOTSTXT_EXCLUDED_DOMAINS", "excluded domain: robots.txt not fetched"
-        if action is not Action.PARSE:
-            outcome = f"HTTP {entry.status}" if entry.status is not None else (entry.error or "no response")
-            return "status policy", f"status policy: {outcome} -> {action.value}"
-        if answer.stat in _SAID_BY_THE_VERDICT:  # a site skipped for its delay, a parser that failed
-            return "robots.txt", answer.reason or ""
-        # Compiled rules (the crawl's hot tier) or a parser that cannot say: the rules, as such.
-        return "robots.txt", self.explained or ROBOTS_TXT_RULES
+        return robots_says(self.entry, self.verdict, self.explained)
 
     @cached_property
     def explanation(self) -> Explanation | None:
@@ -254,38 +241,10 @@ class Grounds:
 
     def row(self, agent: str) -> dict[str, Any]:
         """The compliance record's line for this decision (``agent``: the product token):
-        the verdict and the inputs it rests on, frozen (the versions by hash, the answers the
-        request carried); :attr:`sources` are built from them when asked (scrapy robots
-        --record), not for every decision of a crawl."""
-        entry, answer = self.entry, self.verdict
-        action = entry.action
-        row: dict[str, Any] = {
-            "t": self.at,
-            "url": self.url,
-            "site": entry.site,
-            "agent": agent,
-            "allowed": answer.allowed,
-            "robots": self.robots_version,
-            "robots_fetched_at": entry.version_fetched_at,
-            "action": action.value,
-            # The line that decided is read from the version's body when asked (scrapy robots
-            # --record): the hot tier keeps compiled rules, not lines.
-            "by": self.by,
-            "reason": answer.stat.rpartition("robotstxt/")[2] or ("allowed" if answer.allowed else "denied"),
-            "delay": entry.delay.applied if entry.delay is not None and action is Action.PARSE else None,
-        }
-        if self.purposes:
-            row["purposes"] = list(self.purposes)
-        if self.tdm is not None:
-            row["tdmrep"] = self.tdm.version
-        if self.tags:
-            row["usage"] = self.tags
-        if self.tdm_tags:
-            row["tdm"] = self.tdm_tags
-        if answer.usage is not None:
-            pref = answer.usage
-            row["usage_denied"] = {"purpose": pref.purpose, "source": pref.source, "text": pref.text, "line": pref.line}
-        return row
+        :func:`decision_row` of its inputs."""
+        return decision_row(
+            self.at, self.url, agent, self.entry, self.verdict, self.tdm, self.tags, self.tdm_tags, list(self.purposes)
+        )
 
 
 ROBOTS_TXT_RULES = "robots.txt rules"
@@ -326,3 +285,68 @@ def _from_preference(name: str, pref: Preference, version: str | None, decides: 
         pref.line,
         pref.text,
     )
+
+
+def decision_row(
+    at: float,
+    url: str,
+    agent: str,
+    entry: RobotsEntry,
+    answer: Verdict,
+    tdm: RobotsEntry | None,
+    tags: Mapping[str, Any] | None,
+    tdm_tags: Mapping[str, Any] | None,
+    purposes: list[str],
+) -> dict[str, Any]:
+    """A decision as the compliance record writes it: the verdict and the inputs it rests on,
+    frozen (the versions by hash, the answers the request carried). :attr:`Grounds.sources`
+    are built from them when asked (scrapy robots --record), not for every decision of a
+    crawl: the record calls this for each one, with no :class:`Grounds` made."""
+    action = entry.action
+    row: dict[str, Any] = {
+        "t": at,
+        "url": url,
+        "site": entry.site,
+        "agent": agent,
+        "allowed": answer.allowed,
+        "robots": _robots_version(entry),
+        "robots_fetched_at": entry.version_fetched_at,
+        "action": action.value,
+        # The line that decided is read from the version's body when asked (scrapy robots
+        # --record): the hot tier keeps compiled rules, not lines.
+        "by": answer.reason or robots_says(entry, answer)[1],
+        "reason": answer.stat.rpartition("robotstxt/")[2] or ("allowed" if answer.allowed else "denied"),
+        "delay": entry.delay.applied if entry.delay is not None and action is Action.PARSE else None,
+    }
+    if purposes:
+        row["purposes"] = purposes
+    if tdm is not None:
+        row["tdmrep"] = tdm.version
+    if tags:
+        row["usage"] = tags
+    if tdm_tags:
+        row["tdm"] = tdm_tags
+    if answer.usage is not None:
+        pref = answer.usage
+        row["usage_denied"] = {"purpose": pref.purpose, "source": pref.source, "text": pref.text, "line": pref.line}
+    return row
+
+
+def robots_says(entry: RobotsEntry, answer: Verdict, explained: str | None = None) -> tuple[str, str]:
+    """robots.txt's source and what it says of the URL: the status policy's row, or the
+    rules (``explained``: the line that decided, where a parser said it)."""
+    action = entry.action
+    if action is Action.EXCLUDED:
+        return "ROBOTSTXT_EXCLUDED_DOMAINS", "excluded domain: robots.txt not fetched"
+    if action is not Action.PARSE:
+        outcome = f"HTTP {entry.status}" if entry.status is not None else (entry.error or "no response")
+        return "status policy", f"status policy: {outcome} -> {action.value}"
+    if answer.stat in _SAID_BY_THE_VERDICT:  # a site skipped for its delay, a parser that failed
+        return "robots.txt", answer.reason or ""
+    # Compiled rules (the crawl's hot tier) or a parser that cannot say: the rules, as such.
+    return "robots.txt", explained or ROBOTS_TXT_RULES
+
+
+def _robots_version(entry: RobotsEntry) -> str | None:
+    action = entry.action
+    return None if action is Action.UNREACHABLE or action is Action.EXCLUDED else entry.version

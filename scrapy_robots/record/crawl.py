@@ -21,7 +21,6 @@ from scrapy import signals
 from scrapy.utils.reactor import CallLaterOnce
 from twisted.internet.task import LoopingCall
 
-from scrapy_robots.grounds import Grounds
 from scrapy_robots.record import META_KEY
 from scrapy_robots.record.version import ROBOTS_TXT, PolicyVersion, response_headers, sha256_of
 from scrapy_robots.record.writer import FORMATS, RecordWriter
@@ -85,6 +84,12 @@ class ComplianceRecord:
             self.writer = RecordWriter(record.folder, record.format, software=f"scrapy-robots/{__version__}")
         except OSError as exc:
             raise ValueError(f"ROBOTSTXT_RECORD = {record.folder!r}: the folder cannot be made: {exc}") from None
+        # The one answer's row (grounds.py): imported here, a crawl without a record never loads it.
+        from scrapy_robots.grounds import decision_row
+
+        self._decision_row = decision_row
+        #: the purposes each decision was judged for (ROBOTSTXT_USAGE): a list, as JSON writes it
+        self.purposes = list(config.usage.purposes) if config.usage is not None else []
         self.versions: list[PolicyVersion] = []
         self.decisions: list[tuple[Any, ...]] = []
         self._soon = CallLaterOnce(self.flush)
@@ -178,8 +183,8 @@ class ComplianceRecord:
         token = self._tokens.get(agent)
         if token is None:
             token = self._tokens[agent] = product_token(agent)
-        # The one answer (verdict.py), from the inputs as they were at the decision.
-        return Grounds(answer, url, token, entry, self.config, tdm, at, None, usage, tdm_answer).row(token)
+        # The one answer's row (grounds.py), of the inputs as they were at the decision.
+        return self._decision_row(at, url, token, entry, answer, tdm, usage, tdm_answer, self.purposes)
 
     def _opened(self) -> None:
         self._timer.start(self.record.flush_interval, now=False)
