@@ -10,7 +10,8 @@ versions) and its deciding line (where the parser can say: our RFC 9309 parser's
 page at hand (:class:`PageReading`), its headers, meta tags and ``noai``.
 
 The crawl's hot path calls :func:`~scrapy_robots.verdict.verdict` alone; the compliance
-record freezes its inputs and writes :meth:`Grounds.row`; ``scrapy robots`` prints
+record freezes its inputs and writes :func:`decision_row` of them (no :class:`Grounds` made
+per decision; the sources are built from the row's versions when asked); ``scrapy robots`` prints
 :func:`grounds` (live, ``--file``, ``--page``, and ``--record``, from the versions
 recorded): the three cannot say different things.
 """
