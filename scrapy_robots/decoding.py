@@ -91,6 +91,11 @@ def cut_at_maxsize(body: bytes, maxsize: int) -> bytes:
     return body[: cut + 1] if cut >= 0 else b""
 
 
+def size_text(size: int) -> str:
+    """A size as the answers say it (ROBOTSTXT_MAXSIZE's cut): ``500 KiB``, else ``1,000 bytes``."""
+    return f"{size // 1024} KiB" if size % 1024 == 0 else f"{size:,} bytes"
+
+
 def _decode(body: bytes, encoding: str | None) -> str:
     for bom, bom_codec in _BOMS:
         if body.startswith(bom):

@@ -1,10 +1,12 @@
-"""May this request be downloaded, given what is known of its site's robots.txt?
+"""May this request be downloaded, given what is known of its site's policy files?
 
-:func:`verdict` is the answer, as a plain function of the site's entry, the request and
-the crawl's configuration: the middleware calls it on every request, ``scrapy robots``
-calls it to say what a crawl would do. It changes nothing but the request's
-``robotstxt_usage`` meta key (with ``ROBOTSTXT_USAGE`` set), and raises nothing but
-:class:`OtherAgent`, when a request asks as an agent whose rules the entry does not hold yet.
+:func:`verdict` decides, as a plain function of the site's entry, the request and the
+crawl's configuration: the middleware calls it on every request (its hot path), and
+nothing else decides; :func:`scrapy_robots.grounds.grounds` gives the same verdict with
+everything it rests on, for ``scrapy robots`` and the compliance record. It changes
+nothing but the request's ``robotstxt_usage`` meta key (with ``ROBOTSTXT_USAGE`` set), and
+raises nothing but :class:`OtherAgent`, when a request asks as an agent whose rules the
+entry does not hold yet.
 """
 
 from __future__ import annotations

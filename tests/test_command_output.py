@@ -140,13 +140,29 @@ def test_the_command_promises_no_retry_it_will_not_make(site, robots):
     down = site({"/robots.txt": (503, "busy", {})})
     out = robots(f"{down.url}/x")
     assert out.returncode == 2
-    assert "if a request needs it" not in out.stderr, out.stderr
+    assert "if a request needs it" not in out.stdout + out.stderr, out.stdout + out.stderr
+    # Said in the answer, not as a log line beside it (whose level raced with the questions).
     assert (
-        f"robots.txt for {down.url}: HTTP 503 -> unreachable, attempt 1: 1 waiting request(s) ignored; "
+        "  fetch        HTTP 503 -> unreachable, attempt 1: 1 waiting request(s) ignored; "
         "this one-shot run does not try the site again"
-    ) in out.stderr
+    ) in out.stdout.splitlines(), out.stdout
+    assert "waiting request" not in out.stderr, out.stderr
+    [answer] = _json(robots("--json", f"{down.url}/x").stdout)
+    assert answer["robots_txt"]["said"].startswith(f"robots.txt for {down.url}: HTTP 503 -> unreachable, attempt 1")
     # Neither does the policy row.
     assert "  policy       unreachable: a crawl denies the site's URLs for now and tries again later" in out.stdout
+
+
+def test_brief_page_on_an_unreachable_site_says_it_in_one_line_and_logs_nothing(site, robots):
+    # The site's line was a log line after the answer, WARNING or INFO as a waiting question
+    # raced with the fetch: now it is the answer's (JSON robots_txt.said, the report's row).
+    down = site({"/robots.txt": (503, "busy", {})})
+    url = f"{down.url}/x"
+    for _ in range(3):
+        out = robots("--brief", "--page", url)
+        assert out.returncode == 2
+        assert out.stdout == f"unreachable  {url}  ({down.url}/robots.txt unreachable: HTTP 503)  [page not fetched]\n"
+        assert out.stderr == "", out.stderr
 
 
 def test_an_unreachable_site_shows_what_its_retry_after_does(site, robots):
@@ -160,7 +176,7 @@ def test_an_unreachable_site_shows_what_its_retry_after_does(site, robots):
         "schedule's; the site's requests wait for it only if it comes before the schedule's last attempt"
     )
     assert row in out.stdout.splitlines(), out.stdout
-    assert "this one-shot run does not try the site again; a crawl would in 120s (Retry-After)" in out.stderr
+    assert "this one-shot run does not try the site again; a crawl would in 120s (Retry-After)" in out.stdout
     [answer] = _json(robots("--json", url).stdout)
     assert answer["robots_txt"]["retry_after"] == 120
     assert answer["robots_txt"]["next_attempt"] == {"seconds": 120, "by": "Retry-After"}
@@ -191,7 +207,7 @@ def test_a_malformed_retry_after_is_said_to_be_ignored(site, robots):
     out = robots(f"{down.url}/x")
     assert out.returncode == 2
     assert "retry after" not in out.stdout
-    assert "Retry-After 'soon' ignored (neither seconds nor an HTTP date)" in out.stderr, out.stderr
+    assert "Retry-After 'soon' ignored (neither seconds nor an HTTP date)" in out.stdout, out.stdout
 
 
 def test_a_crawl_still_says_when_it_tries_again():

@@ -319,6 +319,15 @@ async def test_page_with_usage_answers_as_the_crawl_that_drops_its_items(serve, 
     assert by_path["/noai"]["items_dropped"]["by"] == "X-Robots-Tag: noai"
     assert by_path["/reserved"]["items_dropped"]["purpose"] == "train-ai"
     assert by_path["/plain"]["items_dropped"] is None and by_path["/other-bot"]["items_dropped"] is None
+    # The one answer (scrapy_robots.grounds): the stat a crawl counts the drop under, and the
+    # page's own source, deciding, beside robots.txt's, which allowed the fetch.
+    for path, source in (("/noai", "directive"), ("/reserved", "tdm header"), ("/tagged", "tdm meta")):
+        answer = by_path[path]
+        assert answer["stat"] == "robotstxt/usage/items_dropped/train-ai", answer
+        [deciding] = [s for s in answer["sources"] if s["decides"]]
+        assert (deciding["name"], deciding["allowed"], deciding["sha256"]) == (source, False, None), answer["sources"]
+        assert answer["sources"][0]["name"] == "robots.txt" and answer["sources"][0]["allowed"], answer["sources"]
+    assert not any(s["decides"] for s in by_path["/plain"]["sources"][1:]) and by_path["/plain"]["stat"] is None
     assert "dropped by a crawl: X-Robots-Tag: noai denies train-ai" in out.stdout, out.stdout
     # Each page was fetched (the crawl fetches them too), once per command.
     assert all(page_hits(site, p) == 2 for p in paths), [(p, page_hits(site, p)) for p in paths]

@@ -25,7 +25,8 @@ TOP_LEVEL = {
     "addon.py",  # ADDONS = {"scrapy_robots.Addon": 0}
     "middleware.py",  # DOWNLOADER_MIDDLEWARES: scrapy_robots.middleware.RobotsTxtMiddleware
     "spidermw.py",  # SPIDER_MIDDLEWARES: scrapy_robots.spidermw.UsageMiddleware
-    "verdict.py",  # scrapy_robots.verdict.verdict: the answer, for the crawl and the command
+    "verdict.py",  # scrapy_robots.verdict.verdict: the decision, on the crawl's hot path
+    "grounds.py",  # scrapy_robots.grounds.grounds: the one answer with its grounds (command, record)
     "decoding.py",  # scrapy_robots.decoding.decode_robotstxt, for parsers of one's own
     "useragent.py",  # scrapy_robots.useragent.product_token, for parsers of one's own
 }

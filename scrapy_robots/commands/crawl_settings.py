@@ -97,8 +97,8 @@ def prepare_settings(
     settings.set(PARSER_SETTING, chosen, priority="cmdline")
     settings.set(MIDDLEWARE_SETTING, middleware, priority="cmdline")
     settings.set("ROBOTSTXT_PARSER", recording_parser(chosen), priority="cmdline")
-    if opts.lint:
-        settings["DOWNLOADER_MIDDLEWARES"].set(RAW_BODIES_MIDDLEWARE, 580, priority="cmdline")
+    # The bodies as received: the versions the answers name (their SHA-256), and --lint's bytes.
+    settings["DOWNLOADER_MIDDLEWARES"].set(RAW_BODIES_MIDDLEWARE, 580, priority="cmdline")
     if body is not None:
         NameTheFile(opts.file).install()
         settings.set(FILE_SETTING, body, priority="cmdline")

@@ -23,7 +23,9 @@ from scrapy_robots.directives.headers import LEGACY, STRUCTURED, other_crawlers_
 from scrapy_robots.directives.links import nofollow_only
 from scrapy_robots.directives.middleware import DirectivesMiddleware, page_directives
 from scrapy_robots.directives.rules import FLAGS
+from scrapy_robots.grounds import PageReading
 from scrapy_robots.spidermw import UsageMiddleware
+from scrapy_robots.usage import META_KEY as USAGE_META_KEY
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -38,23 +40,25 @@ def not_fetched(why: str) -> dict[str, Any]:
     return {"fetched": False, "skipped": why, "error": None}
 
 
-async def fetch_page(crawler: Crawler, url: str, agent: str | None, answer: dict[str, Any]) -> None:
+async def fetch_page(crawler: Crawler, url: str, agent: str | None, answer: dict[str, Any]) -> PageReading | None:
     """Adds ``page`` and ``directives`` to ``answer`` (a URL's report): the page fetched
-    only when robots.txt allows it, as the crawl would."""
+    only when robots.txt allows it, as the crawl would. Returns the page as the crawl's
+    spider middlewares read it (:meth:`~scrapy_robots.grounds.Grounds.on_page` makes the
+    answer of it); None when no page was read."""
     answer["directives"] = None
     if answer.get("error") and "robots_txt" not in answer:
         answer["page"] = not_fetched("no answer from robots.txt")
-        return
+        return None
     if not answer["allowed"]:
         answer["page"] = not_fetched(f"robots.txt: {verdict_word(answer)}, the crawl does not fetch it")
-        return
+        return None
     assert crawler.engine is not None
     request = Request(url, dont_filter=True, headers={"User-Agent": agent} if agent else None)
     try:
         response = await crawler.engine.download_async(request)
     except Exception as exc:  # a network error, a timeout, a redirect robots.txt denies
         answer["page"] = {"fetched": False, "skipped": None, "error": f"{type(exc).__name__}: {exc}"}
-        return
+        return None
     redirects = response.meta.get("redirect_urls") or []
     content_type = response.headers.get(b"Content-Type")
     answer["page"] = {
@@ -68,20 +72,15 @@ async def fetch_page(crawler: Crawler, url: str, agent: str | None, answer: dict
         "redirects": len(redirects),
     }
     answer["directives"] = read_page(crawler, response, answer)
-    dropped = items_dropped(crawler, response)
-    answer["items_dropped"] = None
-    if dropped is not None:
-        # A crawl fetches the page and drops what its spider makes of it: for the purpose
-        # declared, the answer is no, as the crawl's stats and log say.
-        purpose, by = dropped
-        answer["items_dropped"] = {"purpose": purpose, "by": by}
-        answer["allowed"] = False
-        answer["reason"] = f"the page is fetched and its items dropped: {by} denies {purpose} (ROBOTSTXT_USAGE)"
+    reading = read_usage(crawler, response)
+    dropped = reading.drop if reading is not None else None
+    answer["items_dropped"] = {"purpose": dropped[0], "by": dropped[1]} if dropped is not None else None
+    return reading
 
 
-def items_dropped(crawler: Crawler, response: Response) -> tuple[str, str] | None:
-    """Would a crawl drop the items of ``response`` for a declared purpose, and why?
-    Answered by the crawl's own spider middlewares, in their order (the directives, whose
+def read_usage(crawler: Crawler, response: Response) -> PageReading | None:
+    """What ``response`` says for the declared purposes, and whether a crawl would drop its
+    items: read by the crawl's own spider middlewares, in their order (the directives, whose
     ``noai`` the usage reader hears, then the usage reader); None without a declared purpose."""
     assert crawler.engine is not None
     middlewares = crawler.engine.scraper.spidermw.middlewares
@@ -91,7 +90,7 @@ def items_dropped(crawler: Crawler, response: Response) -> tuple[str, str] | Non
     for middleware in middlewares:
         if isinstance(middleware, (DirectivesMiddleware, UsageMiddleware)):
             middleware.process_spider_input(response)
-    return usage.drops(response)
+    return PageReading(dict(response.meta.get(USAGE_META_KEY) or {}), usage.drops(response))
 
 
 def read_page(crawler: Crawler, response: Response, answer: dict[str, Any]) -> dict[str, Any]:

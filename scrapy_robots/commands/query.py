@@ -16,10 +16,10 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy_robots.commands.page import fetch_page
 from scrapy_robots.commands.robots_text import (
     UNSUPPORTED,
-    size_text,
 )
 from scrapy_robots.commands.summary import summarize_robotstxt
-from scrapy_robots.decoding import charset_from_content_type
+from scrapy_robots.decoding import charset_from_content_type, cut_at_maxsize
+from scrapy_robots.grounds import Grounds, grounds
 from scrapy_robots.lint import Finding, lint_robotstxt
 from scrapy_robots.pace.slots import slot_delay
 from scrapy_robots.pace.slots import user_delay as slot_user_delay
@@ -32,10 +32,10 @@ from scrapy_robots.parsers import (
 from scrapy_robots.policyfiles.fetch import FETCH_META, ROBOTS_TXT, robots_url
 from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.policyfiles.retry_after import delayed_by_server
+from scrapy_robots.record.version import sha256_of
 from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.settings.readers import default_user_agent
-from scrapy_robots.tdmrep.reading import answer_as_meta, file_answer
-from scrapy_robots.usage import preference
+from scrapy_robots.tdmrep.reading import answer_as_meta
 from scrapy_robots.useragent import product_token
 from scrapy_robots.verdict import user_agent, verdict
 
@@ -124,8 +124,9 @@ class LocalRobotsFile:
 
 
 class RawRobotsBodies:
-    """``--lint``: keeps each robots.txt response's body as it came (decompressed), with
-    its ``Content-Type``: the linter reads the bytes, before the middleware re-encodes
+    """Keeps each policy file response's body as it came (decompressed), with its
+    ``Content-Type``: the answers name the version by the SHA-256 of these bytes, as the
+    compliance record does, and ``--lint`` reads them, before the middleware re-encodes
     them as UTF-8 for the parser (bytes that are not UTF-8 are a finding)."""
 
     def __init__(self, crawler: Crawler):
@@ -136,7 +137,7 @@ class RawRobotsBodies:
         return cls(crawler)
 
     def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
-        if request.meta.get(FETCH_META) == ROBOTS_TXT:
+        if request.meta.get(FETCH_META):
             bodies = getattr(self.crawler.spider, "raw_bodies", None)
             if bodies is not None:
                 bodies[response.url] = (response.body, response.headers.get(b"Content-Type"))
@@ -169,7 +170,7 @@ class RobotsQuerySpider(Spider):
         self.summary = summary
         self._by_site: dict[str, dict[str, Any]] = {}
         self._backends: tuple[dict[str, Any], dict[str, str]] | None = None
-        #: robots.txt URL -> (body as received, Content-Type), filled by RawRobotsBodies.
+        #: policy file URL -> (body as received, Content-Type), filled by RawRobotsBodies.
         self.raw_bodies: dict[str, tuple[bytes, bytes | None]] = {}
         self.config: RobotsConfig  # the crawl's settings, as the middleware reads them (start)
         self.local_file = False  # --file: robots.txt is a local file, and the only file read (start)
@@ -200,6 +201,7 @@ class RobotsQuerySpider(Spider):
         yield  # pragma: no cover - an async generator that yields no request
 
     async def _check(self, mw: RobotsTxtMiddleware, index: int, url: str, agent: str | None) -> None:
+        found = None
         try:
             # An agent of its own goes as the request's User-Agent, which the middleware
             # obeys as when ROBOTSTXT_USER_AGENT is not set (the command unsets it then).
@@ -207,12 +209,19 @@ class RobotsQuerySpider(Spider):
             entry = await mw.robots_for(request)
             # --file gives robots.txt alone: the site's other files are not read, nor invented.
             tdm = None if self.local_file else await mw.tdmrep_for(request, entry)
-            self.results[index] = self._report(url, request, entry, tdm)
+            recorded = entry.parser if isinstance(entry.parser, RecordingParser) else None
+            found = self._grounds(request, entry, tdm, recorded)
+            self.results[index] = report = self._report(url, request, found, recorded)
+            # An unreachable site's line (its attempt, what a crawl would do next): in the answer.
+            report["robots_txt"]["said"] = mw.sites.said.get(entry.site)
         except Exception as exc:
             self.results[index] = error_result(url, f"{type(exc).__name__}: {exc}", agent)
         if self.pages[index]:
             try:
-                await fetch_page(self.crawler, url, agent, self.results[index])
+                page = await fetch_page(self.crawler, url, agent, self.results[index])
+                if page is not None and found is not None:
+                    # The page's headers, meta tags and noai: the answer once it is fetched.
+                    self.results[index].update(answer_fields(found.on_page(page)))
             except Exception as exc:  # reading the page failed: said, not a traceback
                 self.results[index]["page"] = {
                     "fetched": False,
@@ -221,25 +230,36 @@ class RobotsQuerySpider(Spider):
                 }
                 self.results[index]["directives"] = None
 
-    def _report(self, url: str, request: Request, entry: RobotsEntry, tdm: RobotsEntry | None) -> dict[str, Any]:
+    def _grounds(
+        self, request: Request, entry: RobotsEntry, tdm: RobotsEntry | None, recorded: RecordingParser | None
+    ) -> Grounds:
+        """The crawl's answer for ``request``: the entries as the crawl holds them (the
+        parser the recording one built), the versions named as a compliance record names
+        them (the SHA-256 of the bodies received)."""
         from scrapy_robots.pace.delay import read_site_delay
 
         config = self.config
-        agent = as_text(user_agent(request, config))
-        recorded = entry.parser if isinstance(entry.parser, RecordingParser) else None
         parser = recorded.parser if recorded is not None else entry.parser
+        entry = replace(entry, parser=parser, version=self._version(entry))
+        if tdm is not None:
+            tdm = replace(tdm, version=self._version(tdm))
         if entry.action is Action.PARSE and parser is not None and config.crawl_delay:
             # The site's delay was read for the crawl's agent; this one may have its own group.
+            agent = as_text(user_agent(request, config))
             delay = read_site_delay(parser, agent, config.max_crawl_delay, config.crawl_delay_exceeded)
             entry = replace(entry, delay=delay)
-        answer = verdict(entry, request, config, tdm)
+        return grounds(entry, request, config, tdm)
+
+    def _report(self, url: str, request: Request, found: Grounds, recorded: RecordingParser | None) -> dict[str, Any]:
+        config, entry, agent = self.config, found.entry, found.agent
+        parser = entry.parser
         user_delay = slot_user_delay(self.crawler, request)
         # The delay the crawl paces the site's slot at: none for a site it skips (SiteDelay).
         applied = entry.delay.applied if entry.delay is not None and config.crawl_delay else None
         report: dict[str, Any] = {
             "url": url,
-            "allowed": answer.allowed,
-            "reason": answer.reason,
+            "allowed": found.allowed,
+            "reason": found.reason,
             "error": None,
             "user_agent": agent,
             "product_token": product_token(agent),
@@ -256,11 +276,11 @@ class RobotsQuerySpider(Spider):
                 "error": entry.error,
                 **_next_attempt(entry, config),
             },
-            "decision": _decision(parser, url, agent, entry.truncated and config.maxsize)
-            if entry.action is Action.PARSE
+            "decision": _decision(found),
+            "usage": {purpose: pref.as_meta() for purpose, pref in found.preferences.items()}
+            if config.usage is not None
             else None,
-            "usage": _usage(config, entry, url, agent),
-            "tdmrep": _tdmrep(config, tdm, url, self.local_file),
+            "tdmrep": _tdmrep(found, self.local_file),
             "crawl_delay": _ask(parser, "crawl_delay", agent),
             "request_rate": _ask(parser, "request_rate", agent),
             "delay": asdict(entry.delay) if entry.delay is not None else None,
@@ -269,6 +289,7 @@ class RobotsQuerySpider(Spider):
             "max_crawl_delay": config.max_crawl_delay,
             "sitemaps": _ask(parser, "sitemaps"),
         }
+        report.update(answer_fields(found))
         site = self._by_site.setdefault(entry.site, {})
         if self.compare:
             report["compare"] = self._compare(site, request, entry, agent, recorded)
@@ -282,6 +303,14 @@ class RobotsQuerySpider(Spider):
                 site["summary"] = self._summary(entry, recorded)
             report["summary"] = site["summary"]
         return report
+
+    def _version(self, entry: RobotsEntry) -> str | None:
+        """The SHA-256 of the body received for ``entry``, cut at ROBOTSTXT_MAXSIZE: the
+        version a compliance record would name (the record's own in a crawl that keeps one)."""
+        raw = self.raw_bodies.get(entry.url or "")
+        if raw is None:  # no response (a network error), or not fetched (excluded)
+            return entry.version
+        return sha256_of(cut_at_maxsize(raw[0], self.config.maxsize))
 
     def _summary(self, entry: RobotsEntry, recorded: RecordingParser | None) -> dict[str, Any] | None:
         if recorded is None:
@@ -375,22 +404,28 @@ def _build(crawler: Crawler, cls: Any, body: bytes) -> RobotParser | str:
         return f"{type(exc).__name__}: {exc}"
 
 
-def _decision(parser: RobotParser | None, url: str, agent: str, cut_at: int | bool) -> dict[str, Any] | None:
-    """Which group and rule decided (the parser's ``explain()``); ``cut_at``: the size
-    cap (ROBOTSTXT_MAXSIZE) the body was cut at, or False."""
-    explain = getattr(parser, "explain", None)
-    if explain is None:
+def _decision(found: Grounds) -> dict[str, Any] | None:
+    """Which group and rule decided, where the parser can say (its ``explain()``)."""
+    explanation = found.explanation
+    if explanation is None:
         return None
-    explanation = explain(url, agent)
     rule = explanation.rule
-    reason = explanation.reason
-    if cut_at and rule is None and reason.startswith("no "):
-        # A rule past the cap was not read: "no rule matches" would say there is none.
-        reason += f" in the first {size_text(cut_at)} read (the file is cut at ROBOTSTXT_MAXSIZE)"
     return {
         "group": [{"line": line, "user_agent": value} for line, value in explanation.group_lines],
         "rule": {"line": rule.line, "text": rule.text, "allow": rule.allow} if rule is not None else None,
-        "explanation": reason,
+        "explanation": found.explained,
+    }
+
+
+def answer_fields(found: Grounds) -> dict[str, Any]:
+    """The one answer's own fields in a report: the verdict (allowed, reason, the stat a
+    crawl counts it under), the purposes it was judged for, and every source."""
+    return {
+        "allowed": found.allowed,
+        "reason": found.reason,
+        "stat": found.stat or None,
+        "purposes": list(found.purposes),
+        "sources": [source.as_dict() for source in found.sources],
     }
 
 
@@ -409,20 +444,12 @@ def _next_attempt(entry: RobotsEntry, config: RobotsConfig) -> dict[str, Any]:
     }
 
 
-def _usage(config: RobotsConfig, entry: RobotsEntry, url: str, agent: str) -> dict[str, Any] | None:
-    """Each purpose asked (ROBOTSTXT_USAGE / --usage): what robots.txt prefers for this
-    URL, whatever decided the verdict (a rule, the policy), and "not stated" when the
-    site says nothing: as the crawl's verdict reads it (``request.meta``)."""
-    if config.usage is None:
-        return None
-    return {purpose: preference(entry.usage, agent, url, purpose).as_meta() for purpose in config.usage.purposes}
-
-
-def _tdmrep(config: RobotsConfig, tdm: RobotsEntry | None, url: str, local_file: bool) -> dict[str, Any] | None:
+def _tdmrep(found: Grounds, local_file: bool) -> dict[str, Any] | None:
     """What the site's tdmrep.json says of this URL, when a purpose asked is one TDMRep
     speaks for (``ROBOTSTXT_TDMREP``): its answer, the purposes it speaks for, the file;
     ``not_read``, why there is none (``"file"``: --file gives robots.txt alone; ``"robots.txt"``:
     robots.txt keeps the site out)."""
+    config, tdm = found.config, found.tdm
     if not config.tdmrep:
         return None
     if tdm is None:
@@ -441,7 +468,7 @@ def _tdmrep(config: RobotsConfig, tdm: RobotsEntry | None, url: str, local_file:
         "status": tdm.status,
         "policy": tdm.action.value,
         "error": tdm.error,
-        "answer": answer_as_meta(file_answer(tdm, url)),
+        "answer": answer_as_meta(found.tdm_answer),
     }
 
 

@@ -17,12 +17,16 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from scrapy_robots.cache.entry import Action, RobotsEntry
 from scrapy_robots.commands.inputs import check_url
 from scrapy_robots.commands.output import EXIT_ALLOWED, EXIT_DENIED, EXIT_ERROR
+from scrapy_robots.commands.query import answer_fields
+from scrapy_robots.grounds import grounds
 from scrapy_robots.record.reader import Record
 from scrapy_robots.record.version import TDMREP_JSON
-from scrapy_robots.settings.config import rfc9309_options
+from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.settings.readers import default_user_agent
+from scrapy_robots.tdmrep.crawl import NEEDED_AFTER
 
 if TYPE_CHECKING:
     import argparse
@@ -65,6 +69,8 @@ def site_of(url: str) -> str:
 def answer(record: Record, url: str, at: float, agent: str | None, settings: BaseSettings) -> dict[str, Any]:
     """``agent``: --user-agent; None: the agent the crawl obeyed as at the site (its last
     decision there before ``at``), else the project's (ROBOTSTXT_USER_AGENT, USER_AGENT)."""
+    from scrapy import Request
+
     site = site_of(url)
     if agent is None:
         agent = record.agent_at(site, at) or default_user_agent(settings)
@@ -90,13 +96,16 @@ def answer(record: Record, url: str, at: float, agent: str | None, settings: Bas
     elif version.action == "unreachable":
         # No file came, and none was kept from before: there is no version to name.
         result["robots_txt"].update(sha256=None, size=None, note=f"unreachable ({outcome}): no version was fetched")
-    result["allowed"], result["decided_by"] = _allowed(record, version, governs, url, agent, settings)
-    if result["allowed"]:
-        # What the crawl declared beside robots.txt's rules (its purposes, TDMRep's file):
-        # judged by the crawl's own verdict on the versions recorded then.
-        denied = _denied_for_usage(record, version, governs, url, at, agent, settings)
-        if denied is not None:
-            result["allowed"], result["decided_by"] = False, denied
+    config = _config(record, url, at, agent, settings)
+    entry = _entry(record, version, governs, config)
+    if entry is None:
+        result["allowed"], result["decided_by"] = False, f"the record lacks the body of version {governs[:12]}"
+    else:
+        # The crawl's own answer, on the versions recorded then, for the purposes it declared.
+        tdm = _tdmrep_entry(record, site, at, config) if config.tdmrep and entry.action in NEEDED_AFTER else None
+        found = grounds(entry, Request(url, headers={"User-Agent": agent}), config, tdm, at)
+        result["decided_by"] = found.decided_by
+        result.update(answer_fields(found))
     # The decisions made up to ``at``: a later one was not made yet at that time.
     result["recorded"] = [
         {"t": utc(row["t"]), "allowed": row["allowed"], "robots": row["robots"], "by": row["by"]}
@@ -106,71 +115,69 @@ def answer(record: Record, url: str, at: float, agent: str | None, settings: Bas
     return result
 
 
-def _allowed(
-    record: Record, version: Version, governs: str, url: str, agent: str, settings: BaseSettings
-) -> tuple[bool, str]:
-    action = version.action
-    outcome = f"HTTP {version.status}" if version.status is not None else version.error
-    if action in ("allow", "deny", "unreachable", "excluded") and governs == version.sha256:
-        return action == "allow", f"status policy: {outcome} -> {action}"
-    body = record.body_of(governs)
-    if body is None:
-        return False, f"the record lacks the body of version {governs[:12]}"
-    from scrapy_robots.parsers.rfc9309 import RFC9309Parser
-
-    explanation = RFC9309Parser(body, agent, options=rfc9309_options(settings)).explain(url)
-    return explanation.allowed, explanation.reason
-
-
-def _denied_for_usage(
-    record: Record, version: Version, governs: str, url: str, at: float, agent: str, settings: BaseSettings
-) -> str | None:
-    """Why the crawl's verdict denies ``url`` for a purpose it declared (robots.txt's usage
-    lines, the site's tdmrep.json then), or None. The purposes are the crawl's, as its
-    decisions recorded them (else the project's ROBOTSTXT_USAGE)."""
-    from scrapy import Request
-
-    from scrapy_robots.cache import RobotsEntry
-    from scrapy_robots.parsers.rfc9309 import RFC9309Parser
-    from scrapy_robots.policyfiles.policy import Action
-    from scrapy_robots.settings.config import RobotsConfig
-    from scrapy_robots.tdmrep import parse_tdmrep
-    from scrapy_robots.usage import site_preferences
-    from scrapy_robots.verdict import verdict
-
+def _config(record: Record, url: str, at: float, agent: str, settings: BaseSettings) -> RobotsConfig:
+    """The project's configuration, asking as ``agent``, for the purposes the crawl declared
+    (as its decisions of ``url`` recorded them; else the project's ROBOTSTXT_USAGE)."""
     rows = [row for row in record.decisions_for(url) if row["t"] <= at]
-    purposes = sorted({purpose for row in rows for purpose in row.get("usage") or ()})
+    purposes = sorted({purpose for row in rows for purpose in row.get("purposes") or row.get("usage") or ()})
+    settings = settings.copy()
+    settings.set("ROBOTSTXT_USER_AGENT", agent, priority="cmdline")
     if purposes:
-        settings = settings.copy()
         settings.set("ROBOTSTXT_USAGE", purposes, priority="cmdline")
         settings.set("ROBOTSTXT_USAGE_MODE", "deny", priority="cmdline")
-    config = RobotsConfig.from_settings(settings)
-    if config.usage is None:
-        return None
+    return RobotsConfig.from_settings(settings)
+
+
+def _entry(record: Record, version: Version, governs: str, config: RobotsConfig) -> RobotsEntry | None:
+    """The site's robots.txt as the crawl held it after ``version``'s download: its status
+    policy's outcome, or the body that governed (a copy kept while unreachable) read by our
+    RFC 9309 parser with the project's ROBOTSTXT_RFC9309_* options; None without that body."""
+    from scrapy_robots.parsers.rfc9309 import RFC9309Parser
+    from scrapy_robots.usage import site_preferences
+
+    entry = _recorded_entry(version, governs)
+    if version.action != "parse" and governs == version.sha256:
+        return entry
     body = record.body_of(governs)
-    site = site_of(url)
-    entry = RobotsEntry(site=site, action=Action.ALLOW, fetched_at=version.fetched_at, expires_at=float("inf"))
-    if body is not None and (version.action == "parse" or governs != version.sha256):
-        entry.action = Action.PARSE
-        entry.usage = site_preferences(body)
-        entry.parser = RFC9309Parser(body, agent, options=rfc9309_options(settings))
-    tdm = None
-    if config.tdmrep:
-        found = record.version_at(site, at, TDMREP_JSON)
-        if found is not None:
-            tdm = RobotsEntry(
-                site=site,
-                action=Action(found.action),
-                fetched_at=found.fetched_at,
-                expires_at=float("inf"),
-                status=found.status,
-                error=found.error,
-                failures=found.fields.get("failures", 0) or 0,
-            )
-            if tdm.action is Action.PARSE:
-                tdm.rules = parse_tdmrep(record.body_of(found.governs or found.sha256) or b"", config.maxsize)
-    answer = verdict(entry, Request(url, headers={"User-Agent": agent}), config, tdm)
-    return None if answer.allowed else answer.reason
+    if body is None:
+        return None
+    entry.action = Action.PARSE
+    entry.parser = RFC9309Parser(body, config.default_user_agent, options=config.rfc9309)
+    entry.usage = site_preferences(body) if config.usage is not None else None
+    return entry
+
+
+def _tdmrep_entry(record: Record, site: str, at: float, config: RobotsConfig) -> RobotsEntry | None:
+    """The site's tdmrep.json as recorded at ``at``; None when the crawl never fetched it."""
+    from scrapy_robots.tdmrep import parse_tdmrep
+
+    found = record.version_at(site, at, TDMREP_JSON)
+    if found is None:
+        return None
+    governs = found.governs or found.sha256
+    tdm = _recorded_entry(found, governs)
+    if tdm.action is Action.PARSE:
+        tdm.rules = parse_tdmrep(record.body_of(governs) or b"", config.maxsize)
+    return tdm
+
+
+def _recorded_entry(version: Version, governs: str) -> RobotsEntry:
+    fields = version.fields
+    return RobotsEntry(
+        site=version.site,
+        action=Action(version.action),
+        fetched_at=version.fetched_at,
+        expires_at=version.expires_at,
+        status=version.status,
+        url=version.url,
+        size=version.size,
+        truncated=bool(fields.get("truncated")),
+        error=version.error,
+        failures=fields.get("failures") or 0,  # absent from records written before 0.10
+        retry_after=fields.get("retry_after"),
+        version=governs,
+        version_fetched_at=version.fetched_at,
+    )
 
 
 def run(opts: argparse.Namespace, urls: list[str], settings: BaseSettings) -> int:

@@ -11,6 +11,7 @@ import os
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
+from scrapy_robots.decoding import size_text
 from scrapy_robots.lint import Finding
 from scrapy_robots.usage import DENIED_REASON as USAGE_REASON
 from scrapy_robots.usage import TDM_DENIED_REASON as TDM_REASON
@@ -55,11 +56,6 @@ class Paint:
 
 
 PLAIN = Paint("never")
-
-
-def size_text(size: int) -> str:
-    """A size as the output gives it: ``500 KiB``, else ``1,000 bytes``."""
-    return f"{size // 1024} KiB" if size % 1024 == 0 else f"{size:,} bytes"
 
 
 def verdict_word(result: dict[str, Any]) -> str:
@@ -114,6 +110,8 @@ def format_report(
     elif robots["policy"] in ("allow", "deny") and robots["status"] is not None:
         policy += f" on HTTP {robots['status']}"
     row("policy", policy)
+    if robots.get("said"):
+        row("fetch", robots["said"].partition(": ")[2])
     if robots.get("retry_after") is not None and robots.get("next_attempt"):
         row("retry after", _retry_after_text(robots["retry_after"], robots["next_attempt"]))
     row("crawl delay", _delay_text(result))

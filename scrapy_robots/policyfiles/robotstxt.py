@@ -78,6 +78,8 @@ class RobotsTxt(PolicyFile):
         self.pacing = pacing
         # Sites restored from a previous run and said so: once each, whatever the hot tier does.
         self._announced: set[str] = set()
+        #: a one-shot run's (scrapy robots) line on each unreachable site, for its answer
+        self.said: dict[str, str] = {}
 
     def key(self, site: str) -> str:
         return site
@@ -120,7 +122,12 @@ class RobotsTxt(PolicyFile):
                 self._count_delay(entry)
         stats.inc_value(f"robotstxt/policy/{entry.action.value}")
         level, message = describe(decision, result, waiting, self.config)
-        logger.log(level, message, extra={"spider": self.crawler.spider})
+        if self.config.one_shot and entry.action is Action.UNREACHABLE:
+            # scrapy robots: said in the site's answer (commands/query.py), not as a log line
+            # beside it at a level that depends on how many of its questions wait then.
+            self.said[entry.site] = message
+        else:
+            logger.log(level, message, extra={"spider": self.crawler.spider})
         shared = self.pacing.fetched(entry, result)
         if shared is not None:
             await shared
@@ -182,6 +189,11 @@ class SiteBook(PolicyBook):
         self.reader = reader
         # Sites whose usage preference denied a request, and said so: once each.
         self._usage_denied: set[str] = set()
+
+    @property
+    def said(self) -> dict[str, str]:
+        """A one-shot run's line on each unreachable site (:attr:`RobotsTxt.said`)."""
+        return self.file.said
 
     async def entry_for(self, request: Request) -> RobotsEntry:
         """What is known of the robots.txt of ``request``'s site: ready now, or fetched

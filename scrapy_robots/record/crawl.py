@@ -20,7 +20,6 @@ from scrapy import signals
 from scrapy.utils.reactor import CallLaterOnce
 from twisted.internet.task import LoopingCall
 
-from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.record import META_KEY
 from scrapy_robots.record.version import ROBOTS_TXT, PolicyVersion, response_headers, sha256_of
 from scrapy_robots.record.writer import RecordWriter
@@ -59,6 +58,12 @@ class ComplianceRecord:
             self.writer = RecordWriter(record.folder, record.format, software=f"scrapy-robots/{__version__}")
         except OSError as exc:
             raise SettingError(f"ROBOTSTXT_RECORD = {record.folder!r}: the folder cannot be made: {exc}") from None
+        # The one answer's row (grounds.py): imported here, a crawl without a record never loads it.
+        from scrapy_robots.grounds import decision_row
+
+        self._decision_row = decision_row
+        #: the purposes each decision was judged for (ROBOTSTXT_USAGE): a list, as JSON writes it
+        self.purposes = list(config.usage.purposes) if config.usage is not None else []
         self.versions: list[PolicyVersion] = []
         self.decisions: list[tuple[Any, ...]] = []
         self._soon = CallLaterOnce(self.flush)
@@ -96,6 +101,8 @@ class ComplianceRecord:
                 governs=entry.version,
                 truncated=result.truncated,
                 error=entry.error,
+                failures=entry.failures,
+                retry_after=entry.retry_after,
                 parser=self.config.parser_name if file == ROBOTS_TXT else "",
                 body=body,
                 headers=response_headers(None if response is None else response.headers),
@@ -150,32 +157,8 @@ class ComplianceRecord:
         token = self._tokens.get(agent)
         if token is None:
             token = self._tokens[agent] = product_token(agent)
-        action = entry.action
-        row: dict[str, Any] = {
-            "t": at,
-            "url": url,
-            "site": entry.site,
-            "agent": token,
-            "allowed": answer.allowed,
-            "robots": entry.version,
-            "robots_fetched_at": entry.version_fetched_at,
-            "action": action.value,
-            # The line that decided is read from the version's body when asked (scrapy robots
-            # --record): the hot tier keeps compiled rules, not lines.
-            "by": answer.reason if answer.reason else _policy(entry),
-            "reason": answer.stat.rpartition("robotstxt/")[2] or ("allowed" if answer.allowed else "denied"),
-            "delay": entry.delay.applied if entry.delay is not None and action is Action.PARSE else None,
-        }
-        if tdm is not None:
-            row["tdmrep"] = tdm.version
-        if usage:
-            row["usage"] = usage
-        if tdm_answer:
-            row["tdm"] = tdm_answer
-        if answer.usage is not None:
-            pref = answer.usage
-            row["usage_denied"] = {"purpose": pref.purpose, "source": pref.source, "text": pref.text, "line": pref.line}
-        return row
+        # The one answer's row (grounds.py), of the inputs as they were at the decision.
+        return self._decision_row(at, url, token, entry, answer, tdm, usage, tdm_answer, self.purposes)
 
     def _opened(self) -> None:
         self._timer.start(self.record.flush_interval, now=False)
@@ -186,14 +169,3 @@ class ComplianceRecord:
         self._soon.cancel()
         self.flush()
         self.writer.close()
-
-
-def _policy(entry: RobotsEntry) -> str:
-    """What decided for every URL of the site, when no line did (or the rules did: said as such)."""
-    action = entry.action
-    if action is Action.PARSE:
-        return f"{ROBOTS_TXT} rules"
-    if action is Action.EXCLUDED:
-        return "ROBOTSTXT_EXCLUDED_DOMAINS"
-    outcome = f"HTTP {entry.status}" if entry.status is not None else (entry.error or "no response")
-    return f"status policy: {outcome} -> {action.value}"

@@ -35,6 +35,8 @@ class PolicyVersion:
     governs: str | None
     truncated: bool = False
     error: str | None = None
+    failures: int = 0  #: consecutive unreachable outcomes, this one included
+    retry_after: float | None = None  #: seconds the server's Retry-After asked
     parser: str = ""  #: the ROBOTSTXT_PARSER that read it (robots.txt)
     body: bytes = field(default=b"", repr=False)
     #: the response's status line reason and headers, the request's headers (for WARC)
