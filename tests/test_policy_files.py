@@ -168,3 +168,17 @@ async def test_a_resumed_crawl_restores_the_file_from_the_storage(serve, tmp_pat
     assert stat(second, "robotstxt/fixture/request_count") == 0
     assert stat(second, "robotstxt/fixture/restored") == 1
     assert stat(second, "robotstxt/cache/restored") == 1  # robots.txt's, under its own name
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_record_keeps_the_third_files_versions_under_its_own_name(serve, tmp_path):
+    site = serve(body(ROBOTS), {FIXTURE: body("theta")})
+    folder = tmp_path / "record"
+    crawler = await fixture_crawl(
+        [f"{site.url}/a", f"{site.url}/b"], ROBOTSTXT_RECORD=str(folder), ROBOTSTXT_RECORD_FORMAT="jsonl"
+    )
+    assert stat(crawler, "robotstxt/record/versions/robots") == 1
+    assert stat(crawler, "robotstxt/record/versions/fixture") == 1
+    assert stat(crawler, "robotstxt/record/versions/tdmrep", 0) == 0  # not another file's name
+    written = "".join(path.read_text() for path in folder.rglob("*.jsonl"))
+    assert '"fixture.txt"' in written and '"robots.txt"' in written

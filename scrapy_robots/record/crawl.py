@@ -109,7 +109,8 @@ class ComplianceRecord:
                 request_headers=response_headers(None if request is None else request.headers),
             )
         )
-        self.stats.inc_value(f"robotstxt/record/versions/{'robots' if file == ROBOTS_TXT else 'tdmrep'}")
+        # Named after the file: robots.txt -> robots, tdmrep.json -> tdmrep, any other by its stem.
+        self.stats.inc_value(f"robotstxt/record/versions/{file.rsplit('/', 1)[-1].split('.', 1)[0]}")
 
     def decided(self, entry: RobotsEntry, request: Request, answer: Verdict, tdm: RobotsEntry | None) -> None:
         """A verdict given: kept for the next batch; an allowed request carries its version."""
