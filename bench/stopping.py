@@ -76,6 +76,8 @@ FIRST_HOST = 100  # 127.0.0.100 and up
 OURS = {"scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None, "scrapy_robots.RobotsTxtMiddleware": 100}
 SETTINGS: dict[str, Any] = {
     "ROBOTSTXT_OBEY": True,
+    # Ours listed by hand, as the README's by-hand setup: the backoff extension beside it.
+    "EXTENSIONS": {"scrapy_robots.pace.backoff.PageBackoff": 0},
     "TELNETCONSOLE_ENABLED": False,
     "LOG_LEVEL": "INFO",
     "USER_AGENT": "Mozilla/5.0 (compatible; FooBot/1.0; +https://foo.example/bot)",
