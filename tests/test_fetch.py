@@ -301,3 +301,34 @@ async def test_the_size_cap_listens_to_robots_txt_downloads_only(serve):
     crawler = await crawl([f"{site.url}/a", f"{site.url}/b"], spider_cls=CountingSpider, CONCURRENT_REQUESTS=1)
     assert len(crawler.spider.downloaded) == 2
     assert "RobotsFetcher" not in crawler.spider.receivers
+
+
+class SlotCountingSpider(RecordingSpider):
+    """Counts, at each page, the downloader slots of policy file downloads that hold nothing."""
+
+    idle_policy_slots: list[int]
+
+    def parse(self, response):
+        super().parse(response)
+        slots = self.crawler.engine.downloader.slots
+        idle = [key for key, slot in slots.items() if key.startswith("robots.txt ") and not slot.active]
+        # A download whose answer is still on its way back through the middlewares has left
+        # its slot already: one such slot per download in flight, no more.
+        self.idle_policy_slots.append(len(idle) - robots_middleware(self.crawler).sites.fetcher._in_flight)
+
+
+@pytest.mark.parametrize("settings", [{}, {"ROBOTSTXT_USAGE": "train-ai"}], ids=["robots.txt", "and-tdmrep.json"])
+@pytest_twisted.ensureDeferred
+async def test_a_policy_files_slot_goes_when_its_download_ends(serve, settings):
+    # Scrapy collects an idle slot after a minute: until then each site seen kept two slots,
+    # its pages' and its robots.txt's (#41, memory). With TDMRep, two files pass through it.
+    sites = [serve(body(ROBOTS)) for _ in range(10)]
+    urls = [f"{site.url}/page/{n}" for site in sites for n in range(3)]
+    SlotCountingSpider.idle_policy_slots = []
+    crawler = await crawl(urls, SlotCountingSpider, **settings)
+    assert len(crawler.spider.downloaded) == 30
+    assert all(site.robots_hits() == 1 for site in sites)
+    assert len(crawler.spider.idle_policy_slots) == 30
+    assert max(crawler.spider.idle_policy_slots) <= 0, crawler.spider.idle_policy_slots
+    slots = crawler.engine.downloader.slots if crawler.engine is not None else {}
+    assert not [key for key in slots if key.startswith("robots.txt ")]

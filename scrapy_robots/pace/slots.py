@@ -345,6 +345,22 @@ class SlotPacer:
         with _active_in(self._started_in(request), robots):
             yield
 
+    def robots_txt_done(self, site: str) -> None:
+        """``site``'s policy file download ended: its own slot (:func:`robots_txt_slot`) goes
+        now if nothing else is in it, rather than at Scrapy's slot collector (a minute idle),
+        so that a broad crawl keeps one slot per site it is crawling, not two per site seen."""
+        slots = getattr(self._downloader(), "slots", None)
+        if not isinstance(slots, dict):
+            return
+        key = robots_txt_slot(site)
+        slot = slots.get(key)
+        if slot is None or getattr(slot, "active", None) or getattr(slot, "queue", None):
+            return
+        if getattr(slot, "transferring", None):
+            return
+        del slots[key]
+        slot.close()
+
     def _started_in(self, request: Request) -> Any:
         """``request``'s slot, its ``lastseen`` set to now; None when Scrapy's downloader
         has no such slots (said at start-up) or is not a real one (a test's mock)."""

@@ -116,6 +116,7 @@ class RobotsFetcher:
             return FetchResult(requested_url=request.url, url=request.url, error=exc, started=started, site=site)
         finally:
             self._listen(-1)
+            self.slots.robots_txt_done(site)
         body = response.body
         truncated = len(body) > self.maxsize or "download_stopped" in response.flags
         body = cut_at_maxsize(body, self.maxsize)
