@@ -4,7 +4,9 @@ request -> site entry (policyfiles/robotstxt.py, a book of policyfiles/book.py: 
                       | one fetch -> policyfiles/decision.py -> policyfiles/reader.py)
         -> the spider's own robots.txt answered (policyfiles/serving.py)
         -> the site's tdmrep.json, when TDMRep is on (tdmrep/crawl.py, another book of the same walk)
-        -> verdict (verdict.py) -> pace: the slot's pause, then its delay (pace/pacing.py -> pace/slots.py)
+        -> verdict (verdict.py) -> pace: the slot's pause, then its delay (pace/pacing.py -> pace/slots.py);
+           a request whose slot's turn has not come waits in the slot's line (pace/lines.py),
+           outside Scrapy's downloader, and is judged again as it leaves
 
 This module only wires the parts and sequences them; docs/flow.rst follows one request
 through them.
@@ -126,22 +128,25 @@ class RobotsTxtMiddleware:
             if tdm is None:
                 return await self._process_slowly(request, site, entry)
         try:
-            self._obey(entry, request, tdm)
+            answer = self._judge(entry, request, tdm)
         except OtherAgent as other:  # a request with its own User-Agent: its rules, once
             await self.sites.learn_agent(entry, other.agent, request)
             return await self._process_slowly(request, site)
         turn = self._turn(entry, request)
-        if turn is not None:  # a pause, or a pace shared with other crawlers: wait for it
-            return await self._wait(request, turn)
+        if turn is not None:  # its slot's turn has not come, or a pace shared with other crawlers
+            return await self._wait(request, site, turn)
+        if self.record is not None:
+            self.record.decided(entry, request, answer, tdm)
         return None
 
     async def _process_slowly(
-        self, request: Request, site: str, entry: RobotsEntry | None = None
+        self, request: Request, site: str, entry: RobotsEntry | None = None, waited: bool = False
     ) -> Request | Response | None:
+        """``waited``: the request's turn has come; it is judged again as it leaves."""
         try:
             if entry is None:
                 entry = await self.sites.wait_for(site, request)
-            if request.url.endswith(self.served):
+            if not waited and request.url.endswith(self.served):
                 # The spider's own robots.txt request: the site's status and file, from the fetch.
                 served = await self.serving.answer(entry, request)
                 if served is not None:
@@ -154,35 +159,44 @@ class RobotsTxtMiddleware:
         except RoomFull:
             return await self.room.overflow(request)
         try:
-            self._obey(entry, request, tdm)
+            answer = self._judge(entry, request, tdm)
         except OtherAgent as other:
             await self.sites.learn_agent(entry, other.agent, request)
-            self._obey(entry, request, tdm)
-        turn = self._turn(entry, request)
-        return None if turn is None else await self._wait(request, turn)
+            answer = self._judge(entry, request, tdm)
+        if not waited:
+            turn = self._turn(entry, request)
+            if turn is not None:
+                return await self._wait(request, site, turn)
+        if self.record is not None:
+            self.record.decided(entry, request, answer, tdm)
+        return None
 
     def _turn(self, entry: RobotsEntry, request: Request) -> Awaitable[None] | None:
         """What ``request`` waits for before the downloader, None for nothing: its slot's
-        pause if the site said slow down, then its turn in the site's pace (pace/pacing.py)."""
+        turn (after its pause if the site said slow down) in the site's pace (pace/pacing.py)."""
         return self.pacing.pace(entry, request)
 
-    async def _wait(self, request: Request, turn: Awaitable[None]) -> Request | None:
+    async def _wait(self, request: Request, site: str, turn: Awaitable[None]) -> Request | Response | None:
+        """Wait for ``turn``, then judge ``request`` again with what its site says now: it
+        is obeyed as it leaves for the site, not as it was when it began to wait."""
         try:
             await turn
         except CrawlClosing as closing:
             return self.room.closing_exit(request, closing)
-        return None
+        except RoomFull:
+            return await self.room.overflow(request)
+        return await self._process_slowly(request, site, self.sites.ready(site), waited=True)
 
-    def _obey(self, entry: RobotsEntry, request: Request, tdm: RobotsEntry | None = None) -> None:
-        """Raise IgnoreRequest unless ``request`` may be downloaded."""
+    def _judge(self, entry: RobotsEntry, request: Request, tdm: RobotsEntry | None = None) -> Verdict:
+        """The verdict on ``request``; IgnoreRequest (the denial recorded) unless it may be downloaded."""
         answer = verdict(entry, request, self.config, tdm)
-        if self.record is not None:
-            self.record.decided(entry, request, answer, tdm)
         if answer is ALLOWED:
-            return
+            return answer
         self.stats.inc_value(answer.stat)
         if answer.allowed:  # allowed, for want of an answer (a parser that failed)
-            return
+            return answer
+        if self.record is not None:
+            self.record.decided(entry, request, answer, tdm)
         if answer.usage is not None:
             self.sites.denied_for_usage(entry.site, answer.usage)
         logger.debug(
@@ -205,6 +219,7 @@ class RobotsTxtMiddleware:
         return await self.tdmrep.entry(entry.site, request)
 
     async def _spider_closed(self) -> None:
+        self.pacing.close()
         self.stats.inc_value("robotstxt/cache/hit", self.sites.hits)
         self.sites.hits = 0
         await self.storage.close()

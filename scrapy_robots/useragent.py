@@ -41,15 +41,20 @@ _BARE_TOKEN = re.compile(r"(?=[\w-]*[^\W\d_])\w[\w-]*")
 ANY_AGENT = "*"
 
 
-def request_agent(request: Any, configured: str | None, default: str) -> str | bytes:
+def request_agent(request: Any, configured: str | None, default: str) -> str:
     """The agent ``request`` obeys robots.txt (and a page's directives) as:
     ``ROBOTSTXT_USER_AGENT`` (``configured``), else the request's own ``User-Agent`` header,
     else the crawl's (``default``, ``settings.readers.default_user_agent``), as Scrapy's middleware does.
-    ``request``: a Scrapy request, or None (a response without one); a header comes as
-    bytes, a setting as text."""
+    ``request``: a Scrapy request, or None (a response without one). A header comes as
+    bytes and is read as text (Latin-1, as HTTP reads it): a request that passed Scrapy's
+    UserAgentMiddleware (a retry, a request back from the scheduler) carries the crawl's
+    own agent, and is still the crawl's agent, not another one."""
     if configured:
         return configured
-    return (request.headers.get(b"User-Agent") if request is not None else None) or default
+    header = request.headers.get(b"User-Agent") if request is not None else None
+    if not header:
+        return default
+    return header.decode("latin-1") if isinstance(header, bytes) else header
 
 
 def product_token(user_agent: str | bytes | None) -> str:

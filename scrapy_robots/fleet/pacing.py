@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.cache.storage import SharedPauses
 from scrapy_robots.fleet.link import RedisLink
-from scrapy_robots.pace.pacing import SitePacing
+from scrapy_robots.pace.pacing import PAUSED, SitePacing
 from scrapy_robots.pace.slots import engine_closing
 from scrapy_robots.pace.waiting import CrawlClosing
 
@@ -251,11 +251,22 @@ class SharedPacing(SitePacing):
         self._lines: dict[str, list[Any]] = {}
 
     def pace(self, entry: RobotsEntry, request: Request) -> Awaitable[None]:
-        if self.paused:  # some slot was told to slow down: this request's? (as SitePacing.pace)
-            left = self.pause_left(request)
-            if left > 0:
-                return self._after_pause(entry, request, left)
+        if self.paused and self.pause_left(request) > 0:  # as SitePacing.pace
+            return self._after_pause(entry, request)
         return self._turn(entry, request)
+
+    async def _after_pause(self, entry: RobotsEntry, request: Request) -> None:
+        """The slot's pause, in its line outside the downloader, then the fleet's turn."""
+        paused = self.lines.turn(request, entry.site, PAUSED)
+        if paused is not None:
+            await paused
+        await self._turn(entry, request)
+
+    async def _local_turn(self, entry: RobotsEntry, request: Request) -> None:
+        """The local slot paces this request (the fleet's pace unknown or not needed)."""
+        turn = super()._turn(entry, request)
+        if turn is not None:
+            await turn
 
     async def _turn(self, entry: RobotsEntry, request: Request) -> None:
         delay = entry.delay.applied if entry.delay is not None and entry.delay.applied is not None else 0.0
@@ -263,7 +274,7 @@ class SharedPacing(SitePacing):
         raised = self.slots.slowed_floor(key)  # a "slow down": reserved apart, coming back in steps
         floor = max(base, raised)
         if floor <= 0:
-            super()._turn(entry, request)
+            await self._local_turn(entry, request)
             return
         with self.slots.holding_slot(request):
             line = self._lines.setdefault(key, [asyncio.Lock(), 0])
@@ -288,7 +299,7 @@ class SharedPacing(SitePacing):
         # After an outage paced by the local slot, its queued requests come first.
         not_before = self.slots.fleet_handover(request, floor)
         if not_before is None:
-            super()._turn(entry, request)
+            await self._local_turn(entry, request)
             return
         wait = await self.shared.reserve(key, base, not_before, raised)
         if wait is None and self._outage_wait is not None:
@@ -298,7 +309,7 @@ class SharedPacing(SitePacing):
                 not_before = self.slots.fleet_handover(request, floor) or 0.0
                 wait = await self.shared.reserve(key, base, not_before, raised)
         if wait is None:
-            super()._turn(entry, request)
+            await self._local_turn(entry, request)
             return
         # The fleet's reservation is the slot's pace; the local slot only keeps this
         # crawler's own starts a floor apart, without jitter (see pace/slots.py).

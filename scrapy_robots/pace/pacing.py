@@ -3,15 +3,16 @@
 The middleware makes one call per allowed request, ``pace(entry, request)``, whatever
 paces the site: this class (the slot alone), or the fleet's
 (:class:`scrapy_robots.fleet.pacing.SharedPacing`, chosen when the storage shares a
-pace). A call returns None when the request may go on at once, else an awaitable to
-wait for first; the local pace never waits, so the hot path awaits nothing.
+pace). A call returns None when the request may go on at once (the hot path awaits
+nothing), else an awaitable to wait for first.
 
 The pace has two parts. A slot told to slow down (a 429, a 503 with Retry-After: the
 backoff extension, :mod:`scrapy_robots.pace.backoff`, hears the answers and tells the
-pace, :meth:`SitePacing.slow_down`) is paused: its requests wait for the pause's end in
-the waiting room, outside the downloader's concurrency. Then the site's delay
-(robots.txt's Crawl-delay, a floor raised by a slow down) becomes the floor of its
-downloader slot (:mod:`scrapy_robots.pace.slots`), or a turn reserved in the fleet's pace.
+pace, :meth:`SitePacing.slow_down`) is paused. The site's delay (robots.txt's
+Crawl-delay, a floor raised by a slow down) becomes the floor of its downloader slot
+(:mod:`scrapy_robots.pace.slots`), or a turn reserved in the fleet's pace. Either way a
+request waits for its slot's turn in the slot's line (:mod:`scrapy_robots.pace.lines`),
+outside the downloader's concurrency, and Scrapy receives it when it may start.
 While no slot is paused, the pause costs the hot path one test of an empty dict.
 """
 
@@ -21,9 +22,7 @@ import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
-from scrapy.utils.defer import maybe_deferred_to_future
-
-from scrapy_robots.pace.waiting import timer
+from scrapy_robots.pace.lines import TURN, SlotLines
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -46,37 +45,40 @@ class SitePacing:
         self.crawler = crawler
         self.slots = slots
         self.room = room
+        #: requests waiting for their slot's turn, outside the downloader (pace/lines.py)
+        self.lines = SlotLines(slots, room)
         #: slot key -> when its pause ends (the slots' clock): the slots told to slow down,
         #: an entry dropped once a request finds its pause over.
         self.paused: dict[str, float] = {}
 
     def pace(self, entry: RobotsEntry, request: Request) -> Awaitable[None] | None:
-        if self.paused:  # some slot was told to slow down: this request's?
-            left = self.pause_left(request)
-            if left > 0:
-                return self._after_pause(entry, request, left)
+        if self.paused and self.pause_left(request) > 0:  # some slot was told to slow down: this one
+            return self._turn(entry, request, PAUSED)
         if entry.delay is None and entry.site not in self.slots.paced_sites:
             return None  # the hot path: a site without a delay, in a slot not slowed down
         return self._turn(entry, request)
 
-    def _turn(self, entry: RobotsEntry, request: Request) -> Awaitable[None] | None:
-        """The request's turn in the site's pace, its slot not paused: here, the site's
-        delay set as the slot's floor (nothing to wait for)."""
-        if entry.delay is None and entry.site not in self.slots.paced_sites:
+    def _turn(self, entry: RobotsEntry, request: Request, state: str = TURN) -> Awaitable[None] | None:
+        """The request's turn in its slot's pace: the site's delay set as the slot's floor,
+        then its place in the slot's line (None: it goes now). ``state``: what it waits for."""
+        if entry.delay is not None or entry.site in self.slots.paced_sites:
+            try:
+                # None: the site's robots.txt dropped its Crawl-delay since.
+                self.slots.apply_crawl_delay(request, entry.site, entry.delay.applied if entry.delay else None)
+            except Exception:
+                # Scrapy's downloader changed under us (see pace/slots.py): say so loudly, but
+                # do not turn a pacing failure into a lost request.
+                logger.exception(
+                    "Could not set the download delay of %(site)s",
+                    {"site": entry.site},
+                    extra={"spider": self.crawler.spider},
+                )
+                self.crawler.stats.inc_value("robotstxt/crawl_delay/error")
+                if state is TURN:
+                    return None
+        elif state is TURN:
             return None
-        try:
-            # None: the site's robots.txt dropped its Crawl-delay since.
-            self.slots.apply_crawl_delay(request, entry.site, entry.delay.applied if entry.delay else None)
-        except Exception:
-            # Scrapy's downloader changed under us (see pace/slots.py): say so loudly, but
-            # do not turn a pacing failure into a lost request.
-            logger.exception(
-                "Could not set the download delay of %(site)s",
-                {"site": entry.site},
-                extra={"spider": self.crawler.spider},
-            )
-            self.crawler.stats.inc_value("robotstxt/crawl_delay/error")
-        return None
+        return self.lines.turn(request, entry.site, state)
 
     def pause_left(self, request: Request) -> float:
         """Seconds before ``request``'s slot may start a request again (0 or less: none)."""
@@ -89,16 +91,6 @@ class SitePacing:
             del self.paused[key]  # over: once every pause is, the hot path is one test again
         return left
 
-    async def _after_pause(self, entry: RobotsEntry, request: Request, left: float) -> None:
-        # Outside the downloader's concurrency, as for robots.txt: the other sites go on.
-        if self.room.full():
-            await maybe_deferred_to_future(timer(left))
-        else:
-            await self.room.wait(request, entry.site, PAUSED, timer(left))
-        turn = self._turn(entry, request)
-        if turn is not None:
-            await turn
-
     def slow_down(self, request: Request, floor: float | None, until: float = 0.0) -> None:
         """``request``'s slot was told to slow down (scrapy_robots.pace.backoff): its delay
         floored at ``floor`` (None: back to its configured pace), and, ``until`` later than
@@ -108,6 +100,11 @@ class SitePacing:
         if pause > 0:
             key = self.slots.key(request)
             self.paused[key] = max(self.paused.get(key, 0.0), until)
+
+    def close(self) -> None:
+        """The crawl closed: no timer of the pace left behind."""
+        self.lines.close()
+        self.slots.close()
 
     def configured_delay(self, request: Request) -> float:
         """The delay of ``request``'s slot before any "slow down": the user's, under the

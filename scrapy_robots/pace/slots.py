@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import random
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,8 @@ _spider_parameter = (
     inspect.signature(Downloader._get_slot).parameters.get("spider") if hasattr(Downloader, "_get_slot") else None
 )
 _GET_SLOT_NEEDS_SPIDER = _spider_parameter is not None and _spider_parameter.default is inspect.Parameter.empty
+# Scrapy 2.13's Downloader._process_queue(spider, slot); later ones take the slot alone.
+_PROCESS_QUEUE_NEEDS_SPIDER = "spider" in inspect.signature(Downloader._process_queue).parameters
 
 
 def missing_slot_api(downloader: Any) -> list[str]:
@@ -181,6 +184,14 @@ def _active_in(slot: Any, request: Request) -> Iterator[None]:
         active.discard(request)
 
 
+def _least_delay(slot: Any) -> float:
+    """The least delay ``slot`` keeps between two starts: its floor, or its delay less its jitter."""
+    floor = getattr(type(slot), "floor", None)
+    if floor is not None:
+        return float(slot.download_delay())  # the floored classes draw nothing
+    return float(slot.delay) * (1.0 - min(jitter_of(slot), 1.0))
+
+
 #: The "site" of a slot's floor raised by a "slow down" answer, among its sites' delays.
 SLOWED_DOWN = "(slowed down)"
 
@@ -197,18 +208,32 @@ def user_delay(crawler: Crawler, request: Request) -> float:
     return SlotPacer(crawler).user_delay(request)
 
 
+def jitter_of(slot: Any) -> float:
+    """The magnitude of the random variation of ``slot``'s delay: ``jitter`` (Scrapy 2.17 on),
+    0.5 for ``randomize_delay`` (before)."""
+    jitter = getattr(type(slot), "jitter", None)
+    if jitter is not None:  # a field of the dataclass: read it on the slot
+        return float(slot.jitter or 0.0)
+    return 0.5 if getattr(slot, "randomize_delay", False) else 0.0
+
+
 def _floored_slot_class(slot_class: Any, floor: float) -> type:
     """A subclass of Scrapy's ``Slot`` whose delay never drops below ``floor``.
 
     ``Slot`` has ``__slots__``, so the floor is a class attribute (one class per
     distinct delay) and the live slot only changes its ``__class__``: its queue,
     timers and bookkeeping stay as Scrapy holds them.
+
+    Its delay is the least its jitter could draw, and no draw: the package's line
+    (pace/lines.py) draws each gap, at least that, and hands the slot its next request
+    when the gap has passed, so Scrapy's own check lets it go at once. A request that
+    skips the line (``dont_obey_robotstxt``) still keeps the floor.
     """
 
     def download_delay(self: Any) -> float:
-        # Jitter and AutoThrottle act on top of the floor: they may lengthen a gap,
-        # never shorten it below what robots.txt asked.
-        return max(floor, slot_class.download_delay(self))
+        # AutoThrottle acts on top of the floor: it may lengthen a gap, never shorten it
+        # below what robots.txt asked.
+        return max(floor, self.delay * (1.0 - min(jitter_of(self), 1.0)))
 
     return type(
         f"Floored{slot_class.__name__}",
@@ -254,6 +279,8 @@ class SlotPacer:
         self.paced_sites: set[str] = set()
         self._classes: dict[tuple[type, float, bool], type] = {}
         self._unsupported: bool | None = None  #: missing_slot_api(), once asked
+        #: slot key -> (until when its queue is held, the timer that lets it go): see hold()
+        self._held: dict[str, tuple[float, Any]] = {}
 
     def user_delay(self, request: Request) -> float:
         """The delay the user configured for this request's slot (DOWNLOAD_SLOTS, else DOWNLOAD_DELAY)."""
@@ -286,7 +313,10 @@ class SlotPacer:
         assert _slot_clock is not None
         # Scrapy waits ``download_delay() - now + lastseen`` before the slot's next
         # start, and the floored delay is at least ``floor``: at least ``pause``.
-        slot.lastseen = max(slot.lastseen, _slot_clock() + pause - (floor or 0.0))
+        now = _slot_clock()
+        slot.lastseen = max(slot.lastseen, now + pause - (floor or 0.0))
+        # A slot without a delay does not wait at all: what its queue holds already waits too.
+        self.hold(request, now + pause)
 
     def key(self, request: Request) -> str:
         """``request``'s slot key, as Scrapy's downloader makes it."""
@@ -296,6 +326,86 @@ class SlotPacer:
         """The clock of the slots' ``lastseen``."""
         assert _slot_clock is not None
         return _slot_clock()
+
+    def next_start(self, key: str, gap: float = 0.0) -> float:
+        """The earliest time (the slots' clock) at which slot ``key`` lets a request start: its
+        last start plus the least delay it keeps (its floor, or its delay less the jitter) or
+        ``gap`` if longer, and not while it is held (:meth:`hold`); 0 for a slot Scrapy does
+        not hold now."""
+        slot = self._slot(key)
+        if slot is None:
+            return 0.0
+        held = self._held.get(key)
+        start = slot.lastseen + max(gap, _least_delay(slot))
+        return start if held is None else max(start, held[0])
+
+    def concurrency(self, key: str) -> int:
+        """How many requests slot ``key`` transfers at once (CONCURRENT_REQUESTS_PER_DOMAIN,
+        DOWNLOAD_SLOTS); 1 for a slot Scrapy does not hold now."""
+        slot = self._slot(key)
+        return max(1, int(getattr(slot, "concurrency", 1) or 1))
+
+    def close(self) -> None:
+        """The crawl closed: no slot is held any more."""
+        for _, call in self._held.values():
+            if call.active():
+                call.cancel()
+        self._held.clear()
+
+    def drawn_gap(self, key: str) -> float:
+        """The gap between slot ``key``'s next two starts: its delay with Scrapy's jitter
+        drawn, never under its floor (what Scrapy's own ``download_delay`` draws)."""
+        slot = self._slot(key)
+        if slot is None:
+            return 0.0
+        delay = float(slot.delay)
+        jitter = jitter_of(slot)
+        if jitter and delay:
+            delay = max(0.0, delay * (1.0 + random.uniform(-jitter, jitter)))
+        return max(getattr(type(slot), "floor", 0.0), delay)
+
+    def hold(self, request: Request, until: float) -> None:
+        """No request of ``request``'s slot leaves Scrapy's slot queue before ``until`` (the
+        slots' clock), whatever its delay: requests queued there before the slot was told to
+        slow down wait for the pause too (Scrapy's downloader processes a slot's queue only
+        when its timer, ``latercall``, is not pending: the slot's timer becomes the pause's)."""
+        slot = self._live_slot(request)
+        if slot is None:
+            return
+        key = self.key(request)
+        held = self._held.get(key)
+        if held is not None and held[0] >= until:
+            return
+        from twisted.internet import reactor
+
+        if held is not None and held[1].active():
+            held[1].cancel()
+        pending = slot.latercall
+        if pending is not None and (held is None or pending is not held[1]):
+            cancel = getattr(pending, "cancel", None)
+            active = getattr(pending, "active", None)
+            if cancel is not None and (active is None or active()):
+                cancel()
+        call = reactor.callLater(max(0.0, until - self.now()), self._unhold, key)
+        self._held[key] = (until, call)
+        slot.latercall = call
+
+    def _unhold(self, key: str) -> None:
+        held = self._held.pop(key, None)
+        slot = self._slot(key)
+        if held is None or slot is None or slot.latercall is not held[1]:
+            return
+        slot.latercall = None
+        downloader = self._downloader()
+        if _PROCESS_QUEUE_NEEDS_SPIDER:
+            downloader._process_queue(self.crawler.spider, slot)
+        else:
+            downloader._process_queue(slot)
+
+    def _slot(self, key: str) -> Any:
+        """Slot ``key`` as Scrapy holds it now, None if it holds none (or has no such slots)."""
+        slots = getattr(self._downloader(), "slots", None)
+        return slots.get(key) if isinstance(slots, dict) else None
 
     def apply_crawl_delay(self, request: Request, site: str, delay: float | None) -> None:
         """Make ``site``'s ``delay`` a floor of the slot that will download ``request``;

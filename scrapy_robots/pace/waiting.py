@@ -258,8 +258,15 @@ class WaitingRoom:
             self.closing = True
             if self._parked:
                 logger.info(
-                    "Crawl closing: releasing %(count)d request(s) waiting for robots.txt of %(sites)d site(s)",
-                    {"count": len(self._parked), "sites": len(self.per_site)},
+                    "Crawl closing: %(count)d request(s) of %(sites)d site(s) waiting for robots.txt or for "
+                    "their site's turn %(fate)s",
+                    {
+                        "count": len(self._parked),
+                        "sites": len(self.per_site),
+                        "fate": "go back to the job's queue (JOBDIR)"
+                        if self.requeue_on_close
+                        else "are not sent (stat robotstxt/closing/ignored)",
+                    },
                     extra={"spider": self.crawler.spider},
                 )
         for release, (site, state, source) in list(self._parked.items()):
