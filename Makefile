@@ -87,7 +87,7 @@ test: $(INSTALLED) $(REPPY) $(SCRAPY_TESTS) redis-server lint docs
 COMPAT_OLDEST := 'scrapy==2.13.0' 'twisted<25' 'protego==0.7.0'
 COMPAT_MIDDLE := 'scrapy==2.16.*'
 COMPAT_TESTS := tests/test_compat.py tests/test_addon.py tests/test_crawl_delay.py tests/test_command.py tests/test_backoff.py \
-  tests/test_stopping.py tests/test_fleet.py tests/test_fleet_inprocess.py tests/test_directives_crawl.py
+  tests/test_stopping.py tests/test_stopping_paced.py tests/test_fleet.py tests/test_fleet_inprocess.py tests/test_directives_crawl.py
 
 .venv-compat-%/.deps: setup.cfg setup.py
 	rm -rf $(@D) && $(PYTHON) -m venv $(@D)

@@ -172,14 +172,15 @@ async def test_after_the_pause_the_site_is_paced_slower_then_comes_back_graduall
 @pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_a_jobdir_crawl_stopped_twice_during_a_pause_resumes_with_the_pause_in_force(serve, tmp_path):
-    # The site asks 6 s after its second page. The crawl is stopped with Ctrl-C during the
+    # The site asks 10 s after its second page. The crawl is stopped with Ctrl-C during the
     # pause, resumed, stopped again, resumed: the pause holds across each resume (kept
-    # with the job), nothing is lost, each page comes once.
+    # with the job), nothing is lost, each page comes once. (Each run's start-up takes 2 s
+    # and more on a loaded machine: with 6 s, the second run could open after the pause.)
     from crawling import BACKOFF
     from processes import run_spider
     from test_stopping import OURS, SETTINGS, ended, sleep, until
 
-    limiter = RateLimited(limit=1, pause=6, pauses=1)
+    limiter = RateLimited(limit=1, pause=10, pauses=1)
     site = limited_site(serve, limiter)
     urls = [f"{site.url}/p{i}" for i in range(5)]
     settings = {**SETTINGS, "DOWNLOADER_MIDDLEWARES": OURS, "EXTENSIONS": BACKOFF, "JOBDIR": str(tmp_path / "job")}
