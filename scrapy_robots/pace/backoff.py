@@ -150,21 +150,29 @@ class PageBackoff:
             logger.warning("Could not keep the pauses in %(path)s: %(error)s", {"path": self.path, "error": exc})
 
     def _downloaded(self, response: Response, request: Request, **kwargs: Any) -> None:
-        if request.meta.get(FETCH_META):
+        meta = request.meta
+        if meta.get(FETCH_META):
             return  # robots.txt has its own Retry-After handling (policyfiles/retry_after.py)
-        key = request.meta.get("download_slot")
+        key = meta.get("download_slot")
         if key is None:
+            return
+        rules = self.rules
+        status = response.status
+        # Most answers are neither a "slow down" nor from a slowed slot: they cost these
+        # tests alone. Retry-After matters only for a status the rules may count.
+        retry_after = response.headers.get(b"Retry-After") if status in rules.config.codes else None
+        throttles = rules.throttles(status, retry_after)
+        if not throttles and rules.floor(key) is None:
             return
         pacing = self.pacing
         assert pacing is not None
         now = pacing.now()
-        sent = now - float(request.meta.get("download_latency") or 0.0)
+        sent = now - float(meta.get("download_latency") or 0.0)
         base = pacing.configured_delay(request)
-        retry_after = response.headers.get(b"Retry-After")
-        if self.rules.throttles(response.status, retry_after):
+        if throttles:
             self._throttled(request, response, key, base, retry_after, sent, now)
-        elif self.rules.floor(key) is not None:
-            floor = self.rules.answered(key, base, sent)
+        else:
+            floor = rules.answered(key, base, sent)
             pacing.slow_down(request, floor)
             began = self._paused.pop(key, None) if sent >= self.rules.paused_until(key) else None
             if began is not None:
