@@ -39,6 +39,8 @@ from scrapy_robots.policyfiles.fetch import site_of
 from scrapy_robots.policyfiles.policy import NETWORK, Action
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
@@ -68,25 +70,22 @@ class HotTier(Protocol):
     def put(self, entry: RobotsEntry) -> None: ...
 
 
-class FileTier:
+class FileTier(OrderedDict[str, "RobotsEntry"]):
     """The hot tier of a policy file other than robots.txt: the files of the last ``size``
     sites made ready, by site (their entries' ``site`` is their storage key, which ends
-    with ``path``)."""
+    with ``path``). A dict: ``get``, asked on every request, is the dict's own."""
 
     def __init__(self, path: str, size: int):
+        super().__init__()
         self.path = path
         self.size = size
-        self._entries: OrderedDict[str, RobotsEntry] = OrderedDict()
-
-    def get(self, site: str) -> RobotsEntry | None:
-        return self._entries.get(site)
 
     def put(self, entry: RobotsEntry) -> None:
         site = entry.site.removesuffix(self.path)
-        self._entries[site] = entry
-        self._entries.move_to_end(site)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
+        self[site] = entry
+        self.move_to_end(site)
+        while len(self) > self.size:
+            self.popitem(last=False)
 
 
 class PolicyFile:
@@ -97,6 +96,10 @@ class PolicyFile:
     version; its downloads counted by status (``<stats>/status/<code>``); one INFO line
     per download; a hot tier of ``ROBOTSTXT_CACHE_PARSED`` sites. robots.txt's handler
     (:class:`~scrapy_robots.policyfiles.robotstxt.RobotsTxt`) overrides most of them.
+
+    What does not change during a crawl is an attribute, read once by the book when it is
+    made (``cache``, ``waits``, ``suffix``, ``unfetched``, ``tier()``); the hooks it calls per site
+    are those that act on an entry (``ready``, ``restore``, ``earlier``, ``fetched``).
     """
 
     #: what the file is called in its log lines ("tdmrep.json")
@@ -109,6 +112,9 @@ class PolicyFile:
     record: str
     #: what a download's status (or failure) means for the file (``decide``'s table)
     policy: StatusPolicy
+    #: an entry ``site`` has without a fetch (robots.txt: an excluded domain), or None;
+    #: None here: every site's file is fetched (the book then asks nothing)
+    unfetched: Callable[[str], RobotsEntry | None] | None = None
 
     def __init__(self, crawler: Crawler, config: RobotsConfig):
         self.crawler = crawler
@@ -124,16 +130,18 @@ class PolicyFile:
         """What a request parked on it waits for is said after this ("tdmrep.json being fetched")."""
         return f"{self.name} "
 
+    @property
+    def suffix(self) -> str:
+        """What follows the site in the file's storage key (``site + suffix``, beside its
+        robots.txt's, ``site``): its path."""
+        return self.path
+
     def key(self, site: str) -> str:
-        """The storage key of ``site``'s file, beside its robots.txt's (``site``)."""
-        return site + self.path
+        """The storage key of ``site``'s file."""
+        return site + self.suffix
 
     def tier(self) -> HotTier:
         return FileTier(self.path, self.config.cache_parsed)
-
-    def unfetched(self, site: str) -> RobotsEntry | None:
-        """An entry ``site`` has without a fetch (robots.txt: an excluded domain); None: none."""
-        return None
 
     def read(self, entry: RobotsEntry) -> Any:
         """The rules of ``entry``'s body (``entry.body``, ``entry.truncated`` when cut at
@@ -203,7 +211,12 @@ class PolicyBook:
         # decide() reads the status policy from the configuration: the file's own.
         self.config = config if file.policy is config.status_policy else replace(config, status_policy=file.policy)
         self.file = file
+        # The handler's attributes, read once: the walk below asks them per site.
         self.hot = file.tier()
+        self._suffix = file.suffix
+        self._unfetched = file.unfetched
+        self._cache = file.cache
+        self._waits = file.waits
         self.storage = storage
         self.fetcher = fetcher
         self.room = room
@@ -237,10 +250,11 @@ class PolicyBook:
                 self.hits += 1
                 return entry
             return None
-        entry = self.file.unfetched(site)
-        if entry is not None:
-            return entry
-        key = self.file.key(site)
+        if self._unfetched is not None:
+            entry = self._unfetched(site)
+            if entry is not None:
+                return entry
+        key = site + self._suffix
         try:
             stored = self.storage.load_now(key)
         except Exception:
@@ -258,7 +272,7 @@ class PolicyBook:
 
     async def wait_for(self, site: str, request: Request) -> RobotsEntry:
         """Park ``request`` until its site's entry is known. Raises CrawlClosing, RoomFull."""
-        waits = self.file.waits
+        waits = self._waits
         while True:
             entry = self.hot.get(site)
             if entry is not None and entry.fresh(time.time()):
@@ -270,14 +284,14 @@ class PolicyBook:
                 continue
             if self.room.closing:
                 raise CrawlClosing(site, f"{waits}not fetched yet")
-            flight = self.room.join(self.file.key(site), partial(self._refresh, site, entry, request))
+            flight = self.room.join(site + self._suffix, partial(self._refresh, site, entry, request))
             entry = await self.room.park(request, site, f"{waits}being fetched", flight)
             if not worth_waiting(entry, self.config):
                 return entry
 
     async def stored(self, site: str) -> RobotsEntry | None:
         """The site's entry as the storage keeps it, body included (the hot tier keeps none)."""
-        key = self.file.key(site)
+        key = site + self._suffix
         try:
             return self.storage.load_now(key) or await self.storage.load(key)
         except Exception:
@@ -287,7 +301,7 @@ class PolicyBook:
     async def _refresh(self, site: str, previous: RobotsEntry | None, request: Request) -> RobotsEntry:
         """The site's entry from the storage, or fetched and decided: never fetched twice
         within its lifetime, whichever tier it was in."""
-        key = self.file.key(site)
+        key = site + self._suffix
         try:
             stored = await self.storage.load(key)
         except Exception:
@@ -299,9 +313,9 @@ class PolicyBook:
         # An expired entry carries the failure count and the last good rules.
         known = previous if previous is not None else stored
         if known is None:
-            self.stats.inc_value(f"{self.file.cache}/miss")
+            self.stats.inc_value(f"{self._cache}/miss")
         elif not known.failures:  # a new attempt at an unreachable site is a retry (_fetch)
-            self.stats.inc_value(f"{self.file.cache}/expired")
+            self.stats.inc_value(f"{self._cache}/expired")
         if previous is None and stored is not None:
             previous = self.file.ready(stored)
         elif previous is not None and previous.body is None and stored is not None:
@@ -321,7 +335,7 @@ class PolicyBook:
         entry = self.file.restore(stored)
         if entry is None:
             return None
-        self.stats.inc_value(f"{self.file.cache}/restored")
+        self.stats.inc_value(f"{self._cache}/restored")
         if entry.fetched_at < self.started:
             self.file.earlier(entry)
         entry.body = entry.agents = entry.content_type = None
@@ -345,8 +359,8 @@ class PolicyBook:
         result = await self.fetcher.fetch(site, via=request, path=file.path)
         if self.room.closing:
             # The fetch was cut short by the close: its outcome says nothing of the site.
-            raise CrawlClosing(site, f"{file.waits}being fetched")
-        result.site = file.key(site)
+            raise CrawlClosing(site, f"{self._waits}being fetched")
+        result.site = site + self._suffix
         decision = decide(result, previous, time.time(), self.config)
         if self.record is not None:
             self.record.fetched(file.record, site, result, decision)

@@ -60,6 +60,7 @@ class RobotsTxt(PolicyFile):
     record = ROBOTS_TXT
     cache = "robotstxt/cache"
     waits = ""  # "robots.txt of <site> was being fetched": CrawlClosing names robots.txt itself
+    suffix = ""  # a site's robots.txt is stored under the site itself
 
     def __init__(
         self,
@@ -80,14 +81,13 @@ class RobotsTxt(PolicyFile):
         self._announced: set[str] = set()
         #: a one-shot run's (scrapy robots) line on each unreachable site, for its answer
         self.said: dict[str, str] = {}
-
-    def key(self, site: str) -> str:
-        return site
+        # An excluded domain's entry, never fetched: asked of each site only when some are.
+        self.unfetched = self._excluded if config.excluded_domains else None
 
     def tier(self) -> RobotsCache:
         return self.hot
 
-    def unfetched(self, site: str) -> RobotsEntry | None:
+    def _excluded(self, site: str) -> RobotsEntry | None:
         if self.config.excludes(site):
             return RobotsEntry(site=site, action=Action.EXCLUDED, fetched_at=0.0, expires_at=0.0)
         return None
