@@ -243,9 +243,7 @@ class Grounds:
     def row(self, agent: str) -> dict[str, Any]:
         """The compliance record's line for this decision (``agent``: the product token):
         :func:`decision_row` of its inputs."""
-        return decision_row(
-            self.at, self.url, agent, self.entry, self.verdict, self.tdm, self.tags, self.tdm_tags, list(self.purposes)
-        )
+        return decision_row(self.at, self.url, agent, self.entry, self.verdict, self.tdm, self.tags, self.tdm_tags)
 
 
 ROBOTS_TXT_RULES = "robots.txt rules"
@@ -297,12 +295,13 @@ def decision_row(
     tdm: RobotsEntry | None,
     tags: Mapping[str, Any] | None,
     tdm_tags: Mapping[str, Any] | None,
-    purposes: list[str],
 ) -> dict[str, Any]:
     """A decision as the compliance record writes it: the verdict and the inputs it rests on,
     frozen (the versions by hash, the answers the request carried). :attr:`Grounds.sources`
     are built from them when asked (scrapy robots --record), not for every decision of a
-    crawl: the record calls this for each one, with no :class:`Grounds` made."""
+    crawl: the record calls this for each one, with no :class:`Grounds` made. The purposes
+    it was judged for are the same for every decision of a crawl: the record's file says
+    them once, in its header (record/writer.py), and the reader gives them to each row."""
     action = entry.action
     row: dict[str, Any] = {
         "t": at,
@@ -319,8 +318,6 @@ def decision_row(
         "reason": answer.stat.rpartition("robotstxt/")[2] or ("allowed" if answer.allowed else "denied"),
         "delay": entry.delay.applied if entry.delay is not None and action is Action.PARSE else None,
     }
-    if purposes:
-        row["purposes"] = purposes
     if tdm is not None:
         row["tdmrep"] = tdm.version
     if tags:

@@ -291,6 +291,20 @@ async def test_json_lines_keep_tdmrep_versions_and_reservations_and_the_summary_
     free = robots(folder, f"{site.url}/free")
     assert free.returncode == 0 and f"{site.url}/free: allowed" in free.stdout, free.stdout + free.stderr
 
+    # The purposes, the same for every decision, are the file's header (its first line), not
+    # in each row; the reader gives them to each row.
+    [decisions] = folder.glob("*.decisions.jsonl")
+    header, *lines = [json.loads(line) for line in decisions.read_text().splitlines()]
+    assert header == {"purposes": ["train-ai"]} and len(lines) == 4
+    assert not any("purposes" in line for line in lines)
+    assert all(row["purposes"] == ["train-ai"] for row in record.decisions)
+    # A file written before the header, each row with its purposes, reads and answers the same.
+    decisions.write_text("".join(json.dumps({**line, "purposes": ["train-ai"]}) + "\n" for line in lines))
+    assert Record([folder]).decisions == record.decisions
+    again = robots(folder, f"{site.url}/books/a")
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "decided by: Forbidden by TDMRep reservation: tdmrep.json rule 1" in again.stdout, again.stdout
+
 
 @pytest_twisted.ensureDeferred
 async def test_a_decision_row_says_what_was_decided_then_whenever_its_batch_is_written(serve, tmp_path):
@@ -413,7 +427,7 @@ async def test_a_full_batch_is_written_before_the_timer_and_the_close(serve, tmp
         def parse(self, response):
             super().parse(response)
             files = list(folder.glob("*.decisions.jsonl"))
-            seen.append(sum(1 for _ in files[0].open()) if files else 0)
+            seen.append(sum(1 for _ in files[0].open()) - 1 if files else 0)  # the rows, below the header
 
     await crawl(
         urls,

@@ -55,15 +55,19 @@ class ComplianceRecord:
         self.config = config
         self.record = record
         try:
-            self.writer = RecordWriter(record.folder, record.format, software=f"scrapy-robots/{__version__}")
+            self.writer = RecordWriter(
+                record.folder,
+                record.format,
+                software=f"scrapy-robots/{__version__}",
+                # What each decision was judged for: the same for every row, written once in the file's header.
+                purposes=config.usage.purposes if config.usage is not None else (),
+            )
         except OSError as exc:
             raise SettingError(f"ROBOTSTXT_RECORD = {record.folder!r}: the folder cannot be made: {exc}") from None
         # The one answer's row (grounds.py): imported here, a crawl without a record never loads it.
         from scrapy_robots.grounds import decision_row
 
         self._decision_row = decision_row
-        #: the purposes each decision was judged for (ROBOTSTXT_USAGE): a list, as JSON writes it
-        self.purposes = list(config.usage.purposes) if config.usage is not None else []
         self.versions: list[PolicyVersion] = []
         self.decisions: list[tuple[Any, ...]] = []
         self._soon = CallLaterOnce(self.flush)
@@ -159,7 +163,7 @@ class ComplianceRecord:
         if token is None:
             token = self._tokens[agent] = product_token(agent)
         # The one answer's row (grounds.py), of the inputs as they were at the decision.
-        return self._decision_row(at, url, token, entry, answer, tdm, usage, tdm_answer, self.purposes)
+        return self._decision_row(at, url, token, entry, answer, tdm, usage, tdm_answer)
 
     def _opened(self) -> None:
         self._timer.start(self.record.flush_interval, now=False)

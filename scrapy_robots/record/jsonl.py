@@ -8,6 +8,8 @@ import json
 import os
 from typing import TYPE_CHECKING, Any, TextIO
 
+from scrapy_robots.record.version import encode_line
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
@@ -32,7 +34,7 @@ class JsonlVersions:
                 partial = path.with_suffix(f".{os.getpid()}.part")
                 partial.write_bytes(version.body)
                 partial.replace(path)
-        self.stream.write(json.dumps(version.fields(), separators=(",", ":")) + "\n")
+        self.stream.write(encode_line(version.fields()) + "\n")
 
 
 def read_jsonl(stream: TextIO, folder: Path) -> Iterator[tuple[dict[str, Any], bytes | None]]:

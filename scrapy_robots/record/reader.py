@@ -80,7 +80,7 @@ class Record:
                 self._add(jsonl.read_jsonl(text, folder), name)
         elif name.endswith(DECISIONS):
             with path.open(encoding="utf-8") as text:
-                self.decisions.extend(jsonl.read_lines(text))
+                self._add_decisions(jsonl.read_lines(text))
         else:
             return
         self.files += 1
@@ -90,6 +90,19 @@ class Record:
             if body is not None:
                 self.bodies[fields["sha256"]] = body
             self.versions[(fields["file"], fields["site"])].append(Version(fields, body, source))
+
+    def _add_decisions(self, lines: Iterable[dict[str, Any]]) -> None:
+        """A decisions file's rows, each with the purposes it was judged for: the file's header
+        says them once (its first line, the one without a time); a row of a file written
+        before there was a header carries its own."""
+        purposes: list[str] | None = None
+        for row in lines:
+            if "t" not in row:
+                purposes = row.get("purposes") or None
+                continue
+            if purposes is not None and "purposes" not in row:
+                row["purposes"] = list(purposes)
+            self.decisions.append(row)
 
     def sites(self) -> list[str]:
         return sorted({site for _, site in self.versions} | {row["site"] for row in self.decisions})

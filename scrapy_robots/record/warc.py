@@ -17,7 +17,7 @@ from io import BytesIO
 from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import urlsplit
 
-from scrapy_robots.record.version import PolicyVersion
+from scrapy_robots.record.version import PolicyVersion, encode_line
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -112,7 +112,7 @@ class WarcVersions:
                 self.written[version.sha256] = (url, date)
             self._write(response)
             concurrent = response.rec_headers.get_header("WARC-Record-ID")
-        data = json.dumps(version.fields(), separators=(",", ":")).encode()
+        data = encode_line(version.fields()).encode()
         metadata = writer.create_warc_record(
             url,
             "metadata",

@@ -5,12 +5,13 @@ named ``<UTC start>-<host>-<pid>``: ``.warc.gz`` (or ``.versions.jsonl``) for th
 file versions and ``.decisions.jsonl`` for the decisions. Nothing is shared but the
 folder (and, in JSON Lines, the bodies, named by their hash), so no two writers meet.
 Each batch is flushed to the operating system as a whole: a crash loses the batch not
-yet written, never what was.
+yet written, never what was. The decisions file begins with its header, one line that
+says what is the same for every decision in it (``{"purposes": [...]}``, the purposes each
+was judged for: ``ROBOTSTXT_USAGE``), so that no row repeats it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import tempfile
@@ -19,9 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.record import jsonl, warc
+from scrapy_robots.record.version import encode_line
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from scrapy_robots.record.version import PolicyVersion
 
@@ -34,7 +36,14 @@ def crawler_name() -> str:
 
 
 class RecordWriter:
-    def __init__(self, folder: str | Path, format: str = "warc", name: str | None = None, software: str = ""):
+    def __init__(
+        self,
+        folder: str | Path,
+        format: str = "warc",
+        name: str | None = None,
+        software: str = "",
+        purposes: Sequence[str] = (),
+    ):
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         # A folder that takes no file (read-only, another user's) fails now, at start-up,
@@ -44,6 +53,8 @@ class RecordWriter:
         self.name = name or crawler_name()
         self.format = format
         self.software = software
+        #: the purposes every decision is judged for (ROBOTSTXT_USAGE), in the decisions file's header
+        self.purposes = list(purposes)
         self._versions: Any = None
         self._version_stream: Any = None
         self._decisions: Any = None
@@ -56,11 +67,12 @@ class RecordWriter:
             for version in versions:
                 writer.write(version)
             self._version_stream.flush()
-        lines = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in decisions)
-        if lines:
+        rows = list(map(encode_line, decisions))
+        if rows:
             if self._decisions is None:
                 self._decisions = open(self.folder / (self.name + DECISIONS), "a", encoding="utf-8")
-            self._decisions.write(lines)
+                self._decisions.write(encode_line({"purposes": self.purposes}) + "\n")  # the header
+            self._decisions.write("\n".join(rows) + "\n")
             self._decisions.flush()
 
     def _version_writer(self) -> Any:
