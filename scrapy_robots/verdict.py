@@ -70,7 +70,9 @@ def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig, tdm: Rob
     ``tdm``, when a declared purpose needs it)? Raises OtherAgent only."""
     action = entry.action
     if action is Action.ALLOW:  # no robots.txt: no preference of its own, but TDMRep's file
-        return ALLOWED if tdm is None else _usage(entry, request, config, user_agent(request, config), tdm)
+        if tdm is None:
+            return ALLOWED
+        return _usage(entry, request, config, request_agent(request, config.user_agent, config.default_user_agent), tdm)
     if action is not Action.PARSE:
         return _by_policy(entry, config)
     if entry.delay is not None and entry.delay.skip:
@@ -82,7 +84,7 @@ def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig, tdm: Rob
         )
     if urlparse_cached(request).path == "/robots.txt":
         return ALLOWED  # RFC 9309 2.2.2: /robots.txt itself is always allowed
-    agent = user_agent(request, config)
+    agent = request_agent(request, config.user_agent, config.default_user_agent)  # user_agent(), one call less
     rules = entry.rules
     if rules is not None and agent is not config.default_user_agent and agent != config.default_user_agent:
         rules = entry.others.get(agent) if entry.others else None
@@ -158,6 +160,6 @@ def _by_policy(entry: RobotsEntry, config: RobotsConfig) -> Verdict:
     return Verdict(False, f"{unreachable} after {entry.failures} attempt(s)", "robotstxt/denied/unreachable")
 
 
-def user_agent(request: Request, config: RobotsConfig) -> str | bytes:
+def user_agent(request: Request, config: RobotsConfig) -> str:
     """The agent ``request`` obeys robots.txt as (:func:`~scrapy_robots.useragent.request_agent`)."""
     return request_agent(request, config.user_agent, config.default_user_agent)
