@@ -1,4 +1,5 @@
-"""The only module that touches Scrapy's downloader and engine internals.
+"""The only module that touches Scrapy's downloader and engine internals (with
+``slot_classes.py``, the subclasses of Scrapy's ``Slot`` it installs).
 
 Scrapy is reworking its downloader (an open pull request would replace
 ``Downloader.slots``); when that lands, this module is the one to change.
@@ -19,6 +20,8 @@ from scrapy.core import downloader as _downloader_module
 from scrapy.core.downloader import Downloader
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
+
+from scrapy_robots.pace.slot_classes import fleet_slot_class, floored_slot_class, jitter_of, least_delay
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -184,14 +187,6 @@ def _active_in(slot: Any, request: Request) -> Iterator[None]:
         active.discard(request)
 
 
-def _least_delay(slot: Any) -> float:
-    """The least delay ``slot`` keeps between two starts: its floor, or its delay less its jitter."""
-    floor = getattr(type(slot), "floor", None)
-    if floor is not None:
-        return float(slot.download_delay())  # the floored classes draw nothing
-    return float(slot.delay) * (1.0 - min(jitter_of(slot), 1.0))
-
-
 #: The "site" of a slot's floor raised by a "slow down" answer, among its sites' delays.
 SLOWED_DOWN = "(slowed down)"
 
@@ -206,58 +201,6 @@ def user_delay(crawler: Crawler, request: Request) -> float:
     """The delay the user configured for ``request``'s slot (DOWNLOAD_SLOTS, else
     DOWNLOAD_DELAY), before any robots.txt delay."""
     return SlotPacer(crawler).user_delay(request)
-
-
-def jitter_of(slot: Any) -> float:
-    """The magnitude of the random variation of ``slot``'s delay: ``jitter`` (Scrapy 2.17 on),
-    0.5 for ``randomize_delay`` (before)."""
-    jitter = getattr(type(slot), "jitter", None)
-    if jitter is not None:  # a field of the dataclass: read it on the slot
-        return float(slot.jitter or 0.0)
-    return 0.5 if getattr(slot, "randomize_delay", False) else 0.0
-
-
-def _floored_slot_class(slot_class: Any, floor: float) -> type:
-    """A subclass of Scrapy's ``Slot`` whose delay never drops below ``floor``.
-
-    ``Slot`` has ``__slots__``, so the floor is a class attribute (one class per
-    distinct delay) and the live slot only changes its ``__class__``: its queue,
-    timers and bookkeeping stay as Scrapy holds them.
-
-    Its delay is the least its jitter could draw, and no draw: the package's line
-    (pace/lines.py) draws each gap, at least that, and hands the slot its next request
-    when the gap has passed, so Scrapy's own check lets it go at once. A request that
-    skips the line (``dont_obey_robotstxt``) still keeps the floor.
-    """
-
-    def download_delay(self: Any) -> float:
-        # AutoThrottle acts on top of the floor: it may lengthen a gap, never shorten it
-        # below what robots.txt asked.
-        return max(floor, self.delay * (1.0 - min(jitter_of(self), 1.0)))
-
-    return type(
-        f"Floored{slot_class.__name__}",
-        (slot_class,),
-        {"__slots__": (), "floor": floor, "download_delay": download_delay, "unfloored": slot_class},
-    )
-
-
-def _fleet_slot_class(slot_class: Any, floor: float) -> type:
-    """A ``Slot`` for a site the fleet paces: exactly ``floor`` between its own starts.
-
-    The fleet's reservations space the crawlers; this slot only keeps this crawler's
-    own starts a floor apart (across a Redis outage and back), with no jitter nor
-    AutoThrottle, which would push a start towards another crawler's reservation.
-    """
-
-    def download_delay(self: Any) -> float:
-        return floor
-
-    return type(
-        f"FleetPaced{slot_class.__name__}",
-        (slot_class,),
-        {"__slots__": (), "floor": floor, "fleet": True, "download_delay": download_delay, "unfloored": slot_class},
-    )
 
 
 class SlotPacer:
@@ -336,7 +279,7 @@ class SlotPacer:
         if slot is None:
             return 0.0
         held = self._held.get(key)
-        start = slot.lastseen + max(gap, _least_delay(slot))
+        start = slot.lastseen + max(gap, least_delay(slot))
         return start if held is None else max(start, held[0])
 
     def concurrency(self, key: str) -> int:
@@ -568,7 +511,7 @@ class SlotPacer:
             return
         base = getattr(cls, "unfloored", cls)
         if (base, floor, fleet) not in self._classes:
-            factory = _fleet_slot_class if fleet else _floored_slot_class
+            factory = fleet_slot_class if fleet else floored_slot_class
             self._classes[(base, floor, fleet)] = factory(base, floor)
         slot.__class__ = self._classes[(base, floor, fleet)]
 
