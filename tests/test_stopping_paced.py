@@ -231,3 +231,30 @@ async def test_a_slow_sites_waiting_requests_hold_no_download_place(serve, queue
     assert fast_done - started < 3, fast_done - started
     assert len(slow.page_hits()) >= 2
     assert stat(crawler, "robotstxt/pace/waited") >= 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_close_during_a_pause_lets_the_requests_scrapy_had_queued_go_back(serve):
+    # As above, the site asks 4 s; CLOSESPIDER_TIMEOUT closes the crawl 2 s in, inside the
+    # pause. The requests held in Scrapy's slot queue are let go at once, ignored with the
+    # reason (no JOBDIR): the close does not wait for the pause, nor send them after it.
+    limiter = RateLimited(limit=2, pause=4, grace=0.7, pauses=1)
+    site = serve(body("User-agent: *\n"))
+    site.pages = answer_later(limiter, 0.5)
+    urls = [f"{site.url}/p{i}" for i in range(12)]
+    started = time.monotonic()
+    crawler = await crawl(urls, CONCURRENT_REQUESTS_PER_DOMAIN=4, CONCURRENT_REQUESTS=16, CLOSESPIDER_TIMEOUT=2)
+    took = time.monotonic() - started
+    assert limiter.throttled >= 1
+    assert took < 3.5, took  # the pause would end about 4.6 s in
+    assert limiter.inside == [], [round(at - limiter.began, 2) for at in limiter.inside]
+    held = {url: why for url, why in crawler.spider.ignored.items() if "had said slow down" in why}
+    assert held, crawler.spider.ignored
+    # Let go from the package's line (named by the site) or from Scrapy's slot queue (by the slot, the host).
+    assert all(
+        why.startswith(("crawl closing while http://127.0.0.2:", "crawl closing while 127.0.0.2 "))
+        for why in held.values()
+    )
+    assert stat(crawler, "robotstxt/closing/ignored") == len(crawler.spider.ignored)
+    # Every request downloaded, ignored with a reason, or failed as Scrapy fails a 429 it gave up on: none lost.
+    assert set(crawler.spider.downloaded) | set(crawler.spider.ignored) | set(crawler.spider.failed) == set(urls)

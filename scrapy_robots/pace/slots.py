@@ -44,6 +44,15 @@ _GET_SLOT_NEEDS_SPIDER = _spider_parameter is not None and _spider_parameter.def
 _PROCESS_QUEUE_NEEDS_SPIDER = "spider" in inspect.signature(Downloader._process_queue).parameters
 
 
+class QueueReleased(Exception):
+    """A request that waited in Scrapy's slot queue for a pause (:meth:`SlotPacer.hold`) was
+    let go because the crawl began closing; ``key``: its slot."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
 def missing_slot_api(downloader: Any) -> list[str]:
     """What this module needs of Scrapy's downloader and is not there.
 
@@ -224,6 +233,7 @@ class SlotPacer:
         self._unsupported: bool | None = None  #: missing_slot_api(), once asked
         #: slot key -> (until when its queue is held, the timer that lets it go): see hold()
         self._held: dict[str, tuple[float, Any]] = {}
+        self._watch: Any = None  #: a LoopingCall while slots are held (see _watch_closing)
 
     def user_delay(self, request: Request) -> float:
         """The delay the user configured for this request's slot (DOWNLOAD_SLOTS, else DOWNLOAD_DELAY)."""
@@ -294,6 +304,8 @@ class SlotPacer:
             if call.active():
                 call.cancel()
         self._held.clear()
+        if self._watch is not None and self._watch.running:
+            self._watch.stop()
 
     def drawn_gap(self, key: str) -> float:
         """The gap between slot ``key``'s next two starts: its delay with Scrapy's jitter
@@ -332,6 +344,41 @@ class SlotPacer:
         call = reactor.callLater(max(0.0, until - self.now()), self._unhold, key)
         self._held[key] = (until, call)
         slot.latercall = call
+        self._watch_closing()
+
+    def _watch_closing(self) -> None:
+        """While a slot is held, look at the engine four times a second: a close lets the held
+        requests go back (:meth:`release_held`) instead of waiting for the pause to end."""
+        if self._watch is None:
+            from twisted.internet.task import LoopingCall
+
+            self._watch = LoopingCall(self._look_at_engine)
+        if not self._watch.running:
+            self._watch.start(0.25, now=False)
+
+    def _look_at_engine(self) -> None:
+        if self._held and engine_closing(self.crawler):
+            self.release_held()
+        if not self._held and self._watch is not None and self._watch.running:
+            self._watch.stop()
+
+    def release_held(self) -> None:
+        """The crawl is closing: every request a held slot's queue keeps fails with
+        :class:`QueueReleased` (the middleware sends it back to a ``JOBDIR``'s queue, or
+        ignores it with the reason), and no slot is held any more. Scrapy's close would
+        otherwise wait for them until the pause ends, and then send them."""
+        held, self._held = self._held, {}
+        for key, (_, call) in held.items():
+            if call.active():
+                call.cancel()
+            slot = self._slot(key)
+            if slot is None:
+                continue
+            if slot.latercall is call:
+                slot.latercall = None
+            while slot.queue:
+                _, waiting = slot.queue.popleft()
+                waiting.errback(QueueReleased(key))
 
     def _unhold(self, key: str) -> None:
         held = self._held.pop(key, None)
