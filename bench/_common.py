@@ -84,10 +84,15 @@ def run_in_reactor(main: Callable[[], Coroutine[Any, Any, None]], timeout: float
         timed_out = True
         reactor.stop()
 
+    def start() -> None:
+        # Once the reactor runs: a main() that fails before its first wait stops it too
+        # (called before reactor.run(), its reactor.stop() raised and the run never ended).
+        finished: Any = defer.ensureDeferred(main())
+        finished.addErrback(failures.append)
+        finished.addBoth(lambda _: None if timed_out else (watchdog.cancel(), reactor.stop()))
+
     watchdog = reactor.callLater(timeout, give_up)
-    finished: Any = defer.ensureDeferred(main())
-    finished.addErrback(failures.append)
-    finished.addBoth(lambda _: None if timed_out else (watchdog.cancel(), reactor.stop()))
+    reactor.callWhenRunning(start)
     reactor.run()
     if failures:
         raise RuntimeError(failures[0].getTraceback())

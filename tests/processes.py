@@ -53,7 +53,7 @@ class CrawlerHandle(ProcessProtocol):
         self.signal("KILL")
 
 
-def start_process(args: list[str], out: str, cwd: Path, pythonpath: Path | None = None) -> CrawlerHandle:
+def start_process(args: list[str], out: str, cwd: Path, pythonpath: str | Path | None = None) -> CrawlerHandle:
     handle = CrawlerHandle(out)
     env = {**os.environ}
     if pythonpath is not None:

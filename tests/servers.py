@@ -33,6 +33,23 @@ def body(text: bytes | str, status: int = 200, headers: dict[str, str] | None = 
     return handle
 
 
+def answer_later(handler: Handler, seconds: float) -> Handler:
+    """``handler``'s answer, sent ``seconds`` after the request came (decided when it came)."""
+
+    def handle(request: Request) -> Any:
+        answer = handler(request)
+
+        def send() -> None:
+            if not request.finished and request.channel is not None:
+                request.write(answer)
+                request.finish()
+
+        reactor.callLater(seconds, send)
+        return NOT_DONE_YET
+
+    return handle
+
+
 def redirect(location: str, status: int = 301) -> Handler:
     def handle(request: Request) -> bytes:
         request.setResponseCode(status)

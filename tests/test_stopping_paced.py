@@ -14,10 +14,8 @@ import pytest_twisted
 from crawling import RecordingSpider, crawl, robots_middleware, stat
 from processes import run_spider
 from scrapy import Request
-from servers import RateLimited, body
+from servers import RateLimited, answer_later, body
 from test_stopping import OURS, SETTINGS, ended, until
-from twisted.internet import reactor
-from twisted.web.server import NOT_DONE_YET
 
 # Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
 pytestmark = pytest.mark.timing
@@ -110,23 +108,6 @@ async def test_a_stop_without_jobdir_at_a_crawl_delay_says_what_was_not_sent(ser
     assert "their site's turn are not sent (stat robotstxt/closing/ignored)" in result["log"]
     assert len(fast.page_hits()) == (0 if stop else 4)  # the fast site was done long before
     assert "ERROR" not in result["log"], result["log"][-3000:]
-
-
-def answer_later(handler, seconds: float):
-    """``handler``'s answer, sent ``seconds`` after the request came (decided when it came)."""
-
-    def handle(request):
-        answer = handler(request)
-
-        def send() -> None:
-            if not request.finished and request.channel is not None:
-                request.write(answer)
-                request.finish()
-
-        reactor.callLater(seconds, send)
-        return NOT_DONE_YET
-
-    return handle
 
 
 @pytest_twisted.ensureDeferred
