@@ -239,3 +239,26 @@ async def test_a_close_during_a_pause_lets_the_requests_scrapy_had_queued_go_bac
     assert stat(crawler, "robotstxt/closing/ignored") == len(crawler.spider.ignored)
     # Every request downloaded, ignored with a reason, or failed as Scrapy fails a 429 it gave up on: none lost.
     assert set(crawler.spider.downloaded) | set(crawler.spider.ignored) | set(crawler.spider.failed) == set(urls)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "setting", [{"DOWNLOAD_DELAY": 1.5}, {"AUTOTHROTTLE_ENABLED": True}], ids=["delay", "autothrottle"]
+)
+@pytest_twisted.ensureDeferred
+async def test_a_users_own_delay_stops_at_once_too(serve, tmp_path, setting):
+    # No Crawl-delay: the user's DOWNLOAD_DELAY (or AutoThrottle's start delay, 5 s) paces the
+    # site. Its requests, released together when robots.txt came, waited in Scrapy's slot
+    # queue: a Ctrl-C took 47 s at DOWNLOAD_DELAY 1 (stock: 19 s), every one of them sent.
+    site = serve(body("User-agent: *\nDisallow: /private\n"))
+    urls = site_urls(site, 20)
+    handle = run_spider(urls, tmp_path, DOWNLOADER_MIDDLEWARES=OURS, CONCURRENT_REQUESTS=16, **SETTINGS, **setting)
+    sent = await stop_after(handle, site, 2)
+    result = await ended(handle, timeout=15)
+    assert not result["killed"], result["log"][-3000:]
+    assert result["ended_at"] - sent < STOP_BOUND, result["ended_at"] - sent
+    assert after(site, sent) <= 1, fetched(site)
+    assert result["stats"]["robotstxt/closing/ignored"] >= 10, result["log"][-3000:]
+    gaps = [b.at - a.at for a, b in zip(site.page_hits(), site.page_hits()[1:])]
+    floor = setting.get("DOWNLOAD_DELAY", 5.0) * 0.5  # Scrapy's jitter: at least half the delay
+    assert min(gaps) >= floor - 0.01, gaps

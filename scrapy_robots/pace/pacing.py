@@ -50,11 +50,14 @@ class SitePacing:
         #: slot key -> when its pause ends (the slots' clock): the slots told to slow down,
         #: an entry dropped once a request finds its pause over.
         self.paused: dict[str, float] = {}
+        #: the user paces slots too (DOWNLOAD_DELAY, DOWNLOAD_SLOTS delays, AutoThrottle): every
+        #: request then waits for its slot's turn in the line, so that a stop is at once there too
+        self.user_paced = _user_paces(crawler)
 
     def pace(self, entry: RobotsEntry, request: Request) -> Awaitable[None] | None:
         if self.paused and self.pause_left(request) > 0:  # some slot was told to slow down: this one
             return self._turn(entry, request, PAUSED)
-        if entry.delay is None and entry.site not in self.slots.paced_sites:
+        if entry.delay is None and entry.site not in self.slots.paced_sites and not self.user_paced:
             return None  # the hot path: a site without a delay, in a slot not slowed down
         return self._turn(entry, request)
 
@@ -76,6 +79,8 @@ class SitePacing:
                 self.crawler.stats.inc_value("robotstxt/crawl_delay/error")
                 if state is TURN:
                     return None
+        elif self.user_paced:
+            self.slots.steady(request)
         elif state is TURN:
             return None
         return self.lines.turn(request, entry.site, state)
@@ -124,3 +129,13 @@ class SitePacing:
         """The site's robots.txt was just downloaded: a start in its pace, which a pace
         shared with other crawlers counts (the local slot counted it already)."""
         return None
+
+
+def _user_paces(crawler: Crawler) -> bool:
+    """Does the user give slots a delay of their own (``DOWNLOAD_DELAY``, a ``DOWNLOAD_SLOTS``
+    delay, AutoThrottle, which sets every slot's)?"""
+    settings = crawler.settings
+    if settings.getfloat("DOWNLOAD_DELAY") > 0 or settings.getbool("AUTOTHROTTLE_ENABLED"):
+        return True
+    slots = settings.getdict("DOWNLOAD_SLOTS")
+    return any(float((value or {}).get("delay", 0) or 0) > 0 for value in slots.values() if isinstance(value, dict))

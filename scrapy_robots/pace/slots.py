@@ -292,6 +292,15 @@ class SlotPacer:
         start = slot.lastseen + max(gap, least_delay(slot))
         return start if held is None else max(start, held[0])
 
+    def steady(self, request: Request) -> None:
+        """``request``'s slot keeps a delay of the user's own (``DOWNLOAD_DELAY``,
+        ``DOWNLOAD_SLOTS``, AutoThrottle) and waits in the package's line: its class draws no
+        jitter (the line draws each gap), so that Scrapy starts what the line hands it at once.
+        A slot the package floors already, or the fleet paces, is left as it is."""
+        slot = self._live_slot(request)
+        if slot is not None and not hasattr(type(slot), "unfloored"):
+            self._set_class(slot, 0.0)
+
     def concurrency(self, key: str) -> int:
         """How many requests slot ``key`` transfers at once (CONCURRENT_REQUESTS_PER_DOMAIN,
         DOWNLOAD_SLOTS); 1 for a slot Scrapy does not hold now."""
@@ -416,8 +425,8 @@ class SlotPacer:
         else:
             if delays is None:
                 delays = self._delays[key] = {}
-            if delays.get(site) == delay and getattr(downloader.slots.get(key), "floor", None) is not None:
-                return  # nothing changed: the hot path of a paced site
+            if delays.get(site) == delay and (getattr(downloader.slots.get(key), "floor", None) or 0.0) > 0.0:
+                return  # nothing changed: the hot path of a paced site (a steady slot's floor is 0: not it)
             delays[site] = delay
             self.paced_sites.add(site)
         floor = slot_delay(self.user_delay(request), max(delays.values()))
