@@ -25,12 +25,8 @@ from scrapy_robots.addon import STOCK
 from scrapy_robots.cache import RobotsCache, RobotsEntry, RobotsStorage, check_storage_class
 from scrapy_robots.pace.backoff import hear_slow_downs
 from scrapy_robots.pace.pacing import PAUSED, SitePacing
-from scrapy_robots.pace.slots import (
-    QueueReleased,
-    SlotPacer,
-    leave_redirecting_hosts_slot,
-    warn_at_start_if_slots_missing,
-)
+from scrapy_robots.pace.slots import SlotPacer, leave_redirecting_hosts_slot, warn_at_start_if_slots_missing
+from scrapy_robots.pace.turns import QueueReleased
 from scrapy_robots.pace.waiting import CrawlClosing, RoomFull, WaitingRoom
 from scrapy_robots.policyfiles.fetch import RobotsFetcher
 from scrapy_robots.policyfiles.reader import RobotsReader
@@ -213,7 +209,7 @@ class RobotsTxtMiddleware:
 
     def process_exception(self, request: Request, exception: Exception, spider: Spider | None = None) -> Request | None:
         """A request that waited in Scrapy's slot queue for a pause, let go by the close
-        (pace/slots.py, SlotPacer.release_held): back to a JOBDIR's queue, or ignored with the reason."""
+        (pace/turns.py, SlotTurns.release_held): back to a JOBDIR's queue, or ignored with the reason."""
         if isinstance(exception, QueueReleased):
             return self.room.closing_exit(request, CrawlClosing(exception.key, PAUSED))
         return None

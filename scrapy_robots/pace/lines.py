@@ -12,7 +12,7 @@ when the crawl closes (back to a ``JOBDIR``'s queue, else ignored with the reaso
 counted among their slot's active requests, as Scrapy counts the requests queued in a
 slot, so that the downloader-aware queue sees the slot busy and the slot is not
 collected. The head of the line leaves when the slot's turn has come (its last start
-plus a gap drawn as Scrapy draws it, :meth:`~scrapy_robots.pace.slots.SlotPacer.drawn_gap`),
+plus a gap drawn as Scrapy draws it, :meth:`~scrapy_robots.pace.turns.SlotTurns.drawn_gap`),
 and Scrapy's own check then lets it start at once; the middleware judges it against
 robots.txt again as it leaves.
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_robots.pace.slots import SlotPacer
+    from scrapy_robots.pace.turns import SlotTurns
     from scrapy_robots.pace.waiting import WaitingRoom
 
 #: What a request in a slot's line waits for (the close's reason names it).
@@ -53,8 +54,9 @@ class _Line:
 
 
 class SlotLines:
-    def __init__(self, slots: SlotPacer, room: WaitingRoom):
+    def __init__(self, slots: SlotPacer, turns: SlotTurns, room: WaitingRoom):
         self.slots = slots
+        self.turns = turns
         self.room = room
         self.stats = room.stats
         # slot key -> its line; a line lives from a start until the slot's next turn
@@ -77,12 +79,12 @@ class SlotLines:
         line = self._lines.get(key)
         if line is None:
             now = self.slots.now()
-            at = self.slots.next_start(key)
+            at = self.turns.next_start(key)
             if at <= now:
                 self._started(key, None)
                 return None
             line = self._lines[key] = _Line()
-            self._arm(key, line, self.slots.next_start(key, self.slots.drawn_gap(key)) - now)
+            self._arm(key, line, self.turns.next_start(key, self.turns.drawn_gap(key)) - now)
         return self._wait(key, line, request, site, state)
 
     async def _wait(self, key: str, line: _Line, request: Request, site: str, state: str) -> None:
@@ -110,7 +112,7 @@ class SlotLines:
             del self._lines[key]  # the turn passed unused: the next request goes at once
             return
         now = self.slots.now()
-        at = self.slots.next_start(key)
+        at = self.turns.next_start(key)
         if at > now:  # a request that skipped the line started meanwhile, or a pause came
             self._arm(key, line, at - now)
             return
@@ -120,7 +122,7 @@ class SlotLines:
     def _started(self, key: str, line: _Line | None) -> None:
         """A request of slot ``key`` starts now: the slot's next turn is one drawn gap
         later; until then, whoever comes waits in the line."""
-        gap = self.slots.drawn_gap(key)
+        gap = self.turns.drawn_gap(key)
         if gap <= 0:  # a slot without a delay, its pause over: no line
             if line is not None and not line.waiters:
                 del self._lines[key]

@@ -23,6 +23,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from scrapy_robots.pace.lines import TURN, SlotLines
+from scrapy_robots.pace.turns import SlotTurns
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -45,8 +46,10 @@ class SitePacing:
         self.crawler = crawler
         self.slots = slots
         self.room = room
+        #: when a slot may start next, and the hold of its queue during a pause (pace/turns.py)
+        self.turns = SlotTurns(slots)
         #: requests waiting for their slot's turn, outside the downloader (pace/lines.py)
-        self.lines = SlotLines(slots, room)
+        self.lines = SlotLines(slots, self.turns, room)
         #: slot key -> when its pause ends (the slots' clock): the slots told to slow down,
         #: an entry dropped once a request finds its pause over.
         self.paused: dict[str, float] = {}
@@ -100,8 +103,12 @@ class SitePacing:
         """``request``'s slot was told to slow down (scrapy_robots.pace.backoff): its delay
         floored at ``floor`` (None: back to its configured pace), and, ``until`` later than
         now (the slots' clock), none of its requests starts before then."""
-        pause = until - self.slots.now()
+        now = self.slots.now()
+        pause = until - now
         self.slots.slow_down(request, floor, pause)
+        if pause > 0:
+            # A slot without a delay does not wait at all: what its queue holds already waits too.
+            self.turns.hold(request, until)
         if pause > 0:
             key = self.slots.key(request)
             self.paused[key] = max(self.paused.get(key, 0.0), until)
@@ -109,7 +116,7 @@ class SitePacing:
     def close(self) -> None:
         """The crawl closed: no timer of the pace left behind."""
         self.lines.close()
-        self.slots.close()
+        self.turns.close()
 
     def configured_delay(self, request: Request) -> float:
         """The delay of ``request``'s slot before any "slow down": the user's, under the

@@ -1,5 +1,6 @@
 """The only module that touches Scrapy's downloader and engine internals (with
-``slot_classes.py``, the subclasses of Scrapy's ``Slot`` it installs).
+``slot_classes.py``, the subclasses of Scrapy's ``Slot`` it installs, and ``turns.py``,
+when a slot may start its next request and the hold of its queue during a pause).
 
 Scrapy is reworking its downloader (an open pull request would replace
 ``Downloader.slots``); when that lands, this module is the one to change.
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import random
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
@@ -21,7 +21,7 @@ from scrapy.core.downloader import Downloader
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-from scrapy_robots.pace.slot_classes import fleet_slot_class, floored_slot_class, jitter_of, least_delay
+from scrapy_robots.pace.slot_classes import fleet_slot_class, floored_slot_class
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -40,17 +40,6 @@ _spider_parameter = (
     inspect.signature(Downloader._get_slot).parameters.get("spider") if hasattr(Downloader, "_get_slot") else None
 )
 _GET_SLOT_NEEDS_SPIDER = _spider_parameter is not None and _spider_parameter.default is inspect.Parameter.empty
-# Scrapy 2.13's Downloader._process_queue(spider, slot); later ones take the slot alone.
-_PROCESS_QUEUE_NEEDS_SPIDER = "spider" in inspect.signature(Downloader._process_queue).parameters
-
-
-class QueueReleased(Exception):
-    """A request that waited in Scrapy's slot queue for a pause (:meth:`SlotPacer.hold`) was
-    let go because the crawl began closing; ``key``: its slot."""
-
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
 
 
 def missing_slot_api(downloader: Any) -> list[str]:
@@ -231,13 +220,10 @@ class SlotPacer:
         self.paced_sites: set[str] = set()
         self._classes: dict[tuple[type, float, bool], type] = {}
         self._unsupported: bool | None = None  #: missing_slot_api(), once asked
-        #: slot key -> (until when its queue is held, the timer that lets it go): see hold()
-        self._held: dict[str, tuple[float, Any]] = {}
-        self._watch: Any = None  #: a LoopingCall while slots are held (see _watch_closing)
 
     def user_delay(self, request: Request) -> float:
         """The delay the user configured for this request's slot (DOWNLOAD_SLOTS, else DOWNLOAD_DELAY)."""
-        downloader = self._downloader()
+        downloader = self.downloader()
         key = downloader.get_slot_key(request)
         settings = self._original[key] if key in self._original else downloader.per_slot_settings.get(key)
         return float((settings or {}).get("delay", self.crawler.settings.getfloat("DOWNLOAD_DELAY")))
@@ -245,7 +231,7 @@ class SlotPacer:
     def configured_delay(self, request: Request) -> float:
         """The delay of ``request``'s slot before any "slow down" (scrapy_robots.pace.backoff):
         the user's, under the Crawl-delay of its sites."""
-        delays = self._delays.get(self._downloader().get_slot_key(request), {})
+        delays = self._delays.get(self.downloader().get_slot_key(request), {})
         asked = [delay for site, delay in delays.items() if site != SLOWED_DOWN]
         return slot_delay(self.user_delay(request), max(asked) if asked else None)
 
@@ -254,7 +240,7 @@ class SlotPacer:
         floored at ``floor`` (None: back to its configured pace), and no request of it
         starts within ``pause`` seconds from now."""
         self.apply_crawl_delay(request, SLOWED_DOWN, floor)
-        slot = self._live_slot(request)
+        slot = self.live_slot(request)
         if slot is None:
             return
         if floor is not None and slot.delay > floor:
@@ -266,151 +252,36 @@ class SlotPacer:
         assert _slot_clock is not None
         # Scrapy waits ``download_delay() - now + lastseen`` before the slot's next
         # start, and the floored delay is at least ``floor``: at least ``pause``.
-        now = _slot_clock()
-        slot.lastseen = max(slot.lastseen, now + pause - (floor or 0.0))
-        # A slot without a delay does not wait at all: what its queue holds already waits too.
-        self.hold(request, now + pause)
+        slot.lastseen = max(slot.lastseen, _slot_clock() + pause - (floor or 0.0))
 
     def key(self, request: Request) -> str:
         """``request``'s slot key, as Scrapy's downloader makes it."""
-        return self._downloader().get_slot_key(request)
+        return self.downloader().get_slot_key(request)
 
     def now(self) -> float:
         """The clock of the slots' ``lastseen``."""
         assert _slot_clock is not None
         return _slot_clock()
 
-    def next_start(self, key: str, gap: float = 0.0) -> float:
-        """The earliest time (the slots' clock) at which slot ``key`` lets a request start: its
-        last start plus the least delay it keeps (its floor, or its delay less the jitter) or
-        ``gap`` if longer, and not while it is held (:meth:`hold`); 0 for a slot Scrapy does
-        not hold now."""
-        slot = self._slot(key)
-        if slot is None:
-            return 0.0
-        held = self._held.get(key)
-        start = slot.lastseen + max(gap, least_delay(slot))
-        return start if held is None else max(start, held[0])
-
     def steady(self, request: Request) -> None:
         """``request``'s slot keeps a delay of the user's own (``DOWNLOAD_DELAY``,
         ``DOWNLOAD_SLOTS``, AutoThrottle) and waits in the package's line: its class draws no
         jitter (the line draws each gap), so that Scrapy starts what the line hands it at once.
         A slot the package floors already, or the fleet paces, is left as it is."""
-        slot = self._live_slot(request)
+        slot = self.live_slot(request)
         if slot is not None and not hasattr(type(slot), "unfloored"):
             self._set_class(slot, 0.0)
 
-    def concurrency(self, key: str) -> int:
-        """How many requests slot ``key`` transfers at once (CONCURRENT_REQUESTS_PER_DOMAIN,
-        DOWNLOAD_SLOTS); 1 for a slot Scrapy does not hold now."""
-        slot = self._slot(key)
-        return max(1, int(getattr(slot, "concurrency", 1) or 1))
-
-    def close(self) -> None:
-        """The crawl closed: no slot is held any more."""
-        for _, call in self._held.values():
-            if call.active():
-                call.cancel()
-        self._held.clear()
-        if self._watch is not None and self._watch.running:
-            self._watch.stop()
-
-    def drawn_gap(self, key: str) -> float:
-        """The gap between slot ``key``'s next two starts: its delay with Scrapy's jitter
-        drawn, never under its floor (what Scrapy's own ``download_delay`` draws)."""
-        slot = self._slot(key)
-        if slot is None:
-            return 0.0
-        delay = float(slot.delay)
-        jitter = jitter_of(slot)
-        if jitter and delay:
-            delay = max(0.0, delay * (1.0 + random.uniform(-jitter, jitter)))
-        return max(getattr(type(slot), "floor", 0.0), delay)
-
-    def hold(self, request: Request, until: float) -> None:
-        """No request of ``request``'s slot leaves Scrapy's slot queue before ``until`` (the
-        slots' clock), whatever its delay: requests queued there before the slot was told to
-        slow down wait for the pause too (Scrapy's downloader processes a slot's queue only
-        when its timer, ``latercall``, is not pending: the slot's timer becomes the pause's)."""
-        slot = self._live_slot(request)
-        if slot is None:
-            return
-        key = self.key(request)
-        held = self._held.get(key)
-        if held is not None and held[0] >= until:
-            return
-        from twisted.internet import reactor
-
-        if held is not None and held[1].active():
-            held[1].cancel()
-        pending = slot.latercall
-        if pending is not None and (held is None or pending is not held[1]):
-            cancel = getattr(pending, "cancel", None)
-            active = getattr(pending, "active", None)
-            if cancel is not None and (active is None or active()):
-                cancel()
-        call = reactor.callLater(max(0.0, until - self.now()), self._unhold, key)
-        self._held[key] = (until, call)
-        slot.latercall = call
-        self._watch_closing()
-
-    def _watch_closing(self) -> None:
-        """While a slot is held, look at the engine four times a second: a close lets the held
-        requests go back (:meth:`release_held`) instead of waiting for the pause to end."""
-        if self._watch is None:
-            from twisted.internet.task import LoopingCall
-
-            self._watch = LoopingCall(self._look_at_engine)
-        if not self._watch.running:
-            self._watch.start(0.25, now=False)
-
-    def _look_at_engine(self) -> None:
-        if self._held and engine_closing(self.crawler):
-            self.release_held()
-        if not self._held and self._watch is not None and self._watch.running:
-            self._watch.stop()
-
-    def release_held(self) -> None:
-        """The crawl is closing: every request a held slot's queue keeps fails with
-        :class:`QueueReleased` (the middleware sends it back to a ``JOBDIR``'s queue, or
-        ignores it with the reason), and no slot is held any more. Scrapy's close would
-        otherwise wait for them until the pause ends, and then send them."""
-        held, self._held = self._held, {}
-        for key, (_, call) in held.items():
-            if call.active():
-                call.cancel()
-            slot = self._slot(key)
-            if slot is None:
-                continue
-            if slot.latercall is call:
-                slot.latercall = None
-            while slot.queue:
-                _, waiting = slot.queue.popleft()
-                waiting.errback(QueueReleased(key))
-
-    def _unhold(self, key: str) -> None:
-        held = self._held.pop(key, None)
-        slot = self._slot(key)
-        if held is None or slot is None or slot.latercall is not held[1]:
-            return
-        slot.latercall = None
-        downloader = self._downloader()
-        if _PROCESS_QUEUE_NEEDS_SPIDER:
-            downloader._process_queue(self.crawler.spider, slot)
-        else:
-            downloader._process_queue(slot)
-
-    def _slot(self, key: str) -> Any:
+    def slot(self, key: str) -> Any:
         """Slot ``key`` as Scrapy holds it now, None if it holds none (or has no such slots)."""
-        slots = getattr(self._downloader(), "slots", None)
+        slots = getattr(self.downloader(), "slots", None)
         return slots.get(key) if isinstance(slots, dict) else None
 
     def apply_crawl_delay(self, request: Request, site: str, delay: float | None) -> None:
         """Make ``site``'s ``delay`` a floor of the slot that will download ``request``;
         ``None`` withdraws the site's floor (its new robots.txt dropped its Crawl-delay).
         A slot shared by several sites keeps the largest of their delays."""
-        downloader = self._downloader()
+        downloader = self.downloader()
         key = downloader.get_slot_key(request)
         delays = self._delays.get(key)
         if delay is None:
@@ -458,7 +329,7 @@ class SlotPacer:
         """``site``'s policy file download ended: its own slot (:func:`robots_txt_slot`) goes
         now if nothing else is in it, rather than at Scrapy's slot collector (a minute idle),
         so that a broad crawl keeps one slot per site it is crawling, not two per site seen."""
-        slots = getattr(self._downloader(), "slots", None)
+        slots = getattr(self.downloader(), "slots", None)
         if not isinstance(slots, dict):
             return
         key = robots_txt_slot(site)
@@ -473,15 +344,15 @@ class SlotPacer:
     def _started_in(self, request: Request) -> Any:
         """``request``'s slot, its ``lastseen`` set to now; None when Scrapy's downloader
         has no such slots (said at start-up) or is not a real one (a test's mock)."""
-        slot = self._live_slot(request)
+        slot = self.live_slot(request)
         if slot is not None:
             assert _slot_clock is not None
             slot.lastseen = max(slot.lastseen, _slot_clock())
         return slot
 
-    def _live_slot(self, request: Request) -> Any:
+    def live_slot(self, request: Request) -> Any:
         """``request``'s slot, made if need be; None without Scrapy's slots (see ``_started_in``)."""
-        downloader = self._downloader()
+        downloader = self.downloader()
         if self._unsupported is None:
             self._unsupported = bool(missing_slot_api(downloader)) or not isinstance(
                 getattr(downloader, "slots", None), dict
@@ -495,7 +366,7 @@ class SlotPacer:
         """The fleet paces ``request``'s slot: record ``site``'s ``delay`` among the slot's
         sites and return the slot's key (Scrapy's: the host name, or ``download_slot``) and
         its floor, the largest delay of its sites and the user's, as the local pace keeps."""
-        downloader = self._downloader()
+        downloader = self.downloader()
         key = downloader.get_slot_key(request)
         if delay > 0:
             delays = self._delays.setdefault(key, {})
@@ -521,20 +392,20 @@ class SlotPacer:
         """The slot key of ``site``'s pages (unless a request names its own ``download_slot``)."""
         from scrapy import Request
 
-        return self._downloader().get_slot_key(Request(f"{site}/"))
+        return self.downloader().get_slot_key(Request(f"{site}/"))
 
     def holding_slot(self, request: Request) -> AbstractContextManager[None]:
         """While ``request`` waits for its turn before the downloader, its slot counts it
         among its active requests, as Scrapy counts a request queued in a slot for its
         delay: the downloader-aware queue sees the slot busy, and the slot is not collected."""
-        return _active_in(self._live_slot(request), request)
+        return _active_in(self.live_slot(request), request)
 
     def fleet_handover(self, request: Request, floor: float) -> float | None:
         """Before the fleet paces this request's site: the seconds its local slot still
         needs after its last start (the fleet's reservation must not come sooner), or
         None while the slot holds requests queued at the local pace (pace locally until
         they are gone, or they would lose their delay)."""
-        downloader = self._downloader()
+        downloader = self.downloader()
         slot = downloader.slots.get(downloader.get_slot_key(request))
         if slot is None:
             return 0.0
@@ -546,7 +417,7 @@ class SlotPacer:
     def apply_fleet_pacing(self, request: Request, floor: float) -> None:
         """The fleet paces this request's site (scrapy_robots.fleet): its local slot
         starts requests when the fleet says, a constant ``floor`` apart at least."""
-        downloader = self._downloader()
+        downloader = self.downloader()
         key = downloader.get_slot_key(request)
         if key not in self._original:
             self._original[key] = downloader.per_slot_settings.get(key)
@@ -584,6 +455,6 @@ class SlotPacer:
             slot.__class__ = type(slot).unfloored
             slot.delay = float((original or {}).get("delay", self.crawler.settings.getfloat("DOWNLOAD_DELAY")))
 
-    def _downloader(self) -> Any:
+    def downloader(self) -> Any:
         assert self.crawler.engine is not None
         return self.crawler.engine.downloader
