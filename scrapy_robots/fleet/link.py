@@ -24,7 +24,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from scrapy_robots.settings.parts import FleetConfig
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +44,43 @@ class FleetUnavailable(Exception):
     """Redis cannot be used right now; do the local thing."""
 
 
+def redis_client(fleet: FleetConfig) -> Any:
+    """The fleet's asyncio client: one Redis at ``ROBOTSTXT_REDIS_URL``, or with
+    ``ROBOTSTXT_REDIS_CLUSTER`` redis-py's cluster client, which learns the cluster's
+    other nodes and slot map from that one."""
+    options = _options(fleet.timeout, fleet.connections)
+    if fleet.cluster:
+        from redis.asyncio.cluster import RedisCluster
+
+        # max_connections is per node; on a MOVED the client refreshes its slot map itself.
+        return RedisCluster.from_url(fleet.redis_url, **options)
+    return _single(fleet.redis_url, options)
+
+
+def _single(url: str, options: dict[str, Any]) -> Any:
+    import redis.asyncio
+
+    return redis.asyncio.Redis.from_url(url, retry_on_timeout=False, **options)
+
+
+def _options(timeout: float, connections: int) -> dict[str, Any]:
+    try:
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "The Redis fleet storage needs the redis package: pip install 'scrapy-robots[redis]'"
+        ) from exc
+    # No retry inside redis-py: a call answers or takes the link down, and a hung
+    # Redis costs one timeout per call (redis-py's own default retries with backoff).
+    return {
+        "socket_timeout": timeout,
+        "socket_connect_timeout": timeout,
+        "retry": Retry(NoBackoff(), 0),
+        "max_connections": connections + 1,  # the PING of a link that is down
+    }
+
+
 class RedisLink:
     def __init__(
         self,
@@ -49,27 +89,20 @@ class RedisLink:
         stats: Any = None,
         clock: Callable[[], float] = time.monotonic,
         connections: int = DEFAULT_CONNECTIONS,
+        client: Any = None,
     ):
-        try:
-            import redis.asyncio
-            from redis.asyncio.retry import Retry
-            from redis.backoff import NoBackoff
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "The Redis fleet storage needs the redis package: pip install 'scrapy-robots[redis]'"
-            ) from exc
+        """``client``: the fleet's asyncio client (:func:`redis_client`); by default one
+        Redis at ``url``."""
         self.url = url
-        # No retry inside redis-py: a call answers or takes the link down, and a hung
-        # Redis costs one timeout per call (redis-py's own default retries with backoff).
-        self.client = redis.asyncio.Redis.from_url(
-            url,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-            retry_on_timeout=False,
-            retry=Retry(NoBackoff(), 0),
-            max_connections=connections + 1,
+        self.client = client if client is not None else _single(url, _options(timeout, connections))
+        import redis
+
+        self._errors: tuple[type[BaseException], ...] = (
+            redis.exceptions.RedisError,
+            redis.exceptions.RedisClusterException,  # not a RedisError: a slot no node serves, ...
+            OSError,
+            asyncio.TimeoutError,
         )
-        self._errors: tuple[type[BaseException], ...] = (redis.exceptions.RedisError, OSError, asyncio.TimeoutError)
         self._turns = asyncio.Semaphore(connections)
         self.stats = stats
         self.clock = clock
@@ -79,6 +112,12 @@ class RedisLink:
         self.backoff = FIRST_BACKOFF
         self._changes = 0  # how often the link went down or came back
         self._probing = False
+
+    @classmethod
+    def of(cls, fleet: FleetConfig, stats: Any = None) -> RedisLink:
+        """The link to the fleet's Redis as its settings say (:func:`redis_client`)."""
+        client = redis_client(fleet)
+        return cls(fleet.redis_url, fleet.timeout, stats=stats, connections=fleet.connections, client=client)
 
     def available(self) -> bool:
         """Whether a call would go to Redis now (the link is up, or a PING is due)."""
@@ -115,7 +154,12 @@ class RedisLink:
         )
         # Whatever comes after this outage uses new connections.
         try:
-            await self.client.connection_pool.disconnect(inuse_connections=False)
+            pool = getattr(self.client, "connection_pool", None)
+            if pool is not None:
+                await pool.disconnect(inuse_connections=False)
+            else:  # a cluster: a pool per node
+                for node in self.client.get_nodes():
+                    await node.disconnect_free_connections()
         except self._errors:
             pass  # a connection that fails to close is closed enough
 

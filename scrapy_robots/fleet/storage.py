@@ -12,18 +12,16 @@ front of Redis. While Redis is unreachable, the storage is that local tier alone
 from __future__ import annotations
 
 import logging
-import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry, RobotsStorage
 from scrapy_robots.cache.entry import entry_from_record, record_of, unpack
 from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
 from scrapy_robots.fleet.lock import FetchLock
-from scrapy_robots.fleet.pacing import RedisPacer, Reservation
+from scrapy_robots.fleet.pacing import FleetPacer, RedisPacer
 from scrapy_robots.fleet.writeback import RecordsWriteBack
 from scrapy_robots.settings.config import RobotsConfig
 
@@ -86,7 +84,7 @@ class RedisRobotsStorage(RobotsStorage):
             )
         config = RobotsConfig.of(crawler)
         fleet = config.fleet
-        link = RedisLink(fleet.redis_url, fleet.timeout, stats=crawler.stats, connections=fleet.connections)
+        link = RedisLink.of(fleet, stats=crawler.stats)
         return cls(
             link,
             fleet.prefix,
@@ -213,171 +211,3 @@ class RedisRobotsStorage(RobotsStorage):
             entry = await fetch()
             self.local.put(entry)
             return entry
-
-
-#: Seconds after Redis answers again during which this crawler still keeps to its own
-#: turns of the outage (ROBOTSTXT_FLEET_OUTAGE = "spread"): the other crawlers may still
-#: be on theirs until their own next try of Redis (the link's backoff, up to 30 s).
-REJOIN = 30.0
-
-
-@dataclass(frozen=True)
-class Turns:
-    """This crawler's share of a slot's time while the fleet cannot agree through Redis:
-    turns one interval long on Redis's clock as last seen (``offset``: its seconds since
-    the pace's epoch minus ours), every ``crawlers``-th one, at ``rank``."""
-
-    offset: float
-    crawlers: int
-    rank: int
-
-    def next(self, at: float, interval: float) -> float:
-        """The first of this crawler's turns at or after ``at`` (our clock)."""
-        period = self.crawlers * interval
-        phase = self.rank * interval
-        return math.ceil((at + self.offset - phase) / period - 1e-9) * period + phase - self.offset
-
-
-class FleetPacer:
-    """The :class:`~scrapy_robots.cache.SitePacer` of the fleet: Redis reservations per
-    downloader slot, and what this crawler does while Redis is away
-    (ROBOTSTXT_FLEET_OUTAGE, :meth:`outage_wait`). Each delay is lengthened by ``margin``
-    (ROBOTSTXT_FLEET_PACING_MARGIN): the crawlers' starts are reserved on Redis's clock
-    but happen on theirs."""
-
-    def __init__(
-        self,
-        redis: RedisPacer,
-        count: Callable[[str], None],
-        margin: float = 0.0,
-        outage: str = "spread",
-        clock: Callable[[], float] = time.monotonic,
-    ):
-        self.redis = redis
-        self.count = count
-        self.margin = margin
-        self.outage = outage
-        self.clock = clock
-        #: What the last reservation said of the fleet: the live crawlers, this one's
-        #: rank among them, and Redis's clock (seconds since the epoch) minus ours.
-        self.crawlers = 1
-        self.rank = 0
-        self.offset: float | None = None
-        #: When Redis was first found away in the current outage (our clock), else None.
-        self.away_since: float | None = None
-        #: This crawler's turns during an outage and for REJOIN seconds after it ("spread").
-        self.turns: Turns | None = None
-        self.turns_until = 0.0
-
-    async def reserve(self, slot: str, delay: float, not_before: float = 0.0, raised: float = 0.0) -> float | None:
-        """The seconds to wait for the slot's next start (None while Redis is away);
-        ``raised``: this crawler's "slow down" floor (scrapy_robots.pace.backoff)."""
-        interval = delay + self.margin
-        try:
-            wait = await self._reserve(slot, interval, not_before, raised + self.margin if raised > 0 else 0.0)
-        except FleetUnavailable:
-            self.count("fallback")
-            self._away()
-            return None
-        self.count("paced")
-        return wait
-
-    async def _reserve(self, slot: str, interval: float, not_before: float, raised: float = 0.0) -> float:
-        turns = self.turns if self.turns is not None and self.clock() < self.turns_until else None
-        step = max(interval, raised)
-        for _ in range(4):
-            if turns is not None:
-                # Rejoining: a start on one of this crawler's turns, so that it cannot meet
-                # the turns of a crawler that still paces without Redis.
-                now = self.clock()
-                not_before = turns.next(now + not_before, step) - now
-            reservation = await self.redis.reserve(slot, interval, not_before, self.crawlers * step, raised)
-            self._learn(reservation)
-            if turns is None or reservation.wait <= not_before + 1e-3:
-                break
-            not_before = reservation.wait  # another crawler holds that turn: the next one
-        return reservation.wait
-
-    def _learn(self, reservation: Reservation) -> None:
-        offset = reservation.fleet_time - self.clock()
-        if self.away_since is not None:
-            self.away_since = None
-            if self.turns is not None:
-                self.turns_until = self.clock() + REJOIN
-            logger.info("The fleet's pace resumes: each slot's turns are reserved in Redis again")
-        if self.offset is not None and offset < self.offset - 1.0:
-            # Redis's clock since the epoch went back: the pace state began anew.
-            self.count("pace_reset")
-            logger.warning(
-                "The fleet's pace state in Redis is gone (FLUSHALL, or Redis restarted empty): each slot's next "
-                "start waits %(crawlers)d x its delay after that, past the reservations given before",
-                {"crawlers": self.crawlers},
-            )
-        self.crawlers, self.rank, self.offset = reservation.crawlers, reservation.rank, offset
-
-    def _away(self) -> None:
-        if self.away_since is not None:
-            return
-        self.away_since = self.clock()
-        if self.outage == "spread" and self.offset is not None and self.crawlers > 1:
-            if self.turns is None or self.clock() >= self.turns_until:
-                self.turns = Turns(self.offset, self.crawlers, self.rank)
-            self.turns_until = math.inf
-        what = {
-            "spread": "paces each slot at its delay x the %(crawlers)d crawler(s) it last saw, on its own turns",
-            "hold": "holds each slot's requests until Redis answers",
-            "alone": "paces each slot alone, at its delay",
-        }[self.outage]
-        logger.warning(
-            f"The fleet's pace cannot be reserved in Redis: this crawler {what} (ROBOTSTXT_FLEET_OUTAGE = %(outage)r)",
-            {"crawlers": self.crawlers, "outage": self.outage},
-        )
-
-    def outage_wait(self, delay: float, not_before: float) -> float | None:
-        """While Redis is away: the seconds until this crawler may start its next request
-        of a slot (``not_before``: what its own slot still needs), or None to hold it.
-
-        "spread": the slot's time is cut in turns of one interval, on Redis's clock as
-        last seen, and this crawler takes every ``crawlers``-th one, at its rank: the
-        crawlers that last saw each other take turns apart without speaking, and the
-        slot sees the fleet's rate. The first turn comes ``crawlers`` intervals after
-        Redis went away, past the reservations given before. "alone": the local pace."""
-        if self.outage == "hold":
-            self.count("held")
-            return None
-        self.count("outage_paced")
-        if self.turns is None or self.away_since is None:
-            # "alone", or no other crawler seen: the local pace, with the fleet's margin
-            # (its starts reach the server as late as the reservations' do).
-            return not_before + self.margin
-        interval = delay + self.margin
-        now = self.clock()
-        earliest = max(now + not_before, self.away_since + self.turns.crawlers * interval)
-        return max(self.turns.next(earliest, interval) - now, 0.0)
-
-    async def mark_start(self, slot: str, delay: float, ago: float) -> bool | None:
-        interval = delay + self.margin
-        try:
-            await self.redis.mark_start(slot, interval, ago, self.crawlers * interval)
-        except FleetUnavailable:
-            self.count("fallback")
-            return None
-        return True
-
-    async def pause(self, slot: str, delay: float, seconds: float) -> bool | None:
-        """A "slow down" for every crawler of the fleet (scrapy_robots.pace.backoff)."""
-        try:
-            await self.redis.pause(slot, delay + self.margin, seconds)
-        except FleetUnavailable:
-            self.count("fallback")
-            return None
-        self.count("paused")
-        return True
-
-    async def pauses(self) -> list[tuple[str, float, float]] | None:
-        """The slots paused now, fleet-wide: (slot, seconds left, delay); None while Redis is away."""
-        try:
-            found = await self.redis.pauses()
-        except FleetUnavailable:
-            return None
-        return [(slot, left, max(interval - self.margin, 0.0)) for slot, left, interval in found]

@@ -3,13 +3,21 @@
 A FLUSHALL, or a Redis restarted without its data, empties the fleet's records while
 the crawlers still hold fresh copies in their local tiers (and answer from there
 without asking Redis): without a write-back, every other crawler would download those
-robots.txt files again. Each crawler notices the loss through one key,
-``<prefix>:robots-epoch``, which the first crawler to find it missing sets to a new
-value: a crawler reads it every ``CHECK_INTERVAL`` seconds (one round trip), and when it
-changed, writes back each fresh entry of its local tier that Redis lacks, ``BATCH``
-sites per pipelined round trip, never over a record that another crawler wrote
-meanwhile. It says so in one line and the ``robotstxt/fleet/records_lost`` and
+robots.txt files again. Each crawler notices the loss through an epoch key, which the
+first crawler to find it missing sets to a new value: on one Redis,
+``<prefix>:robots-epoch``; on a Redis Cluster, one per primary,
+``<prefix>:robots-epoch:{<n>}`` with the first ``n`` whose hash slot that primary serves
+(from the client's slot map, so every crawler picks the same keys), so that a loss on any
+node is noticed. A crawler reads them every ``CHECK_INTERVAL`` seconds (one pipelined
+round trip; on a cluster, one per node, in parallel), and when one changed, writes back
+each fresh entry of its local tier that Redis lacks, ``BATCH`` sites per pipelined round
+trip, never over a record that another crawler wrote meanwhile. It says so in one line
+and the ``robotstxt/fleet/records_lost`` (nodes found emptied) and
 ``robotstxt/fleet/written_back`` stats.
+
+Not noticed on a cluster: a node that lost its data and whose slots then moved before
+any crawler read its epoch key (the key moves with the slot, missing: read as a node
+met for the first time, which writes back too, without the WARNING).
 """
 
 from __future__ import annotations
@@ -32,6 +40,8 @@ logger = logging.getLogger(__name__)
 CHECK_INTERVAL = 1.0
 #: Sites written back per round trip.
 BATCH = 100
+#: The most hash tags tried for a primary's epoch key (a primary serves 1 slot in 16384 at least).
+TAGS = 1 << 17
 
 # The epoch: the value found, or a new one set now. Returns the epoch.
 EPOCH = """
@@ -78,14 +88,14 @@ class RecordsWriteBack:
     ):
         self.link = link
         self.epoch_key = f"{prefix}:robots-epoch"
+        #: On a cluster: a primary's name -> the hash tag of its epoch key.
+        self._tags: dict[str, int] = {}
         self.entries = entries
         self.key = key
         self.fields = fields
         self.count = count
-        #: The epoch this crawler's entries are known under; None before the first read.
-        self.epoch: bytes | None = None
-        self._epoch: Any = link.client.register_script(EPOCH)
-        self._put_absent: Any = link.client.register_script(PUT_ABSENT)
+        #: epoch key -> the epoch this crawler's entries are known under (none before the first read).
+        self.epochs: dict[str, bytes] = {}
         self._watch: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -111,25 +121,35 @@ class RecordsWriteBack:
             await asyncio.sleep(CHECK_INTERVAL)
 
     async def check(self) -> None:
-        """Read the epoch; write back what Redis lacks when it changed. Raises
+        """Read the epochs; write back what Redis lacks when one changed. Raises
         :class:`~scrapy_robots.fleet.link.FleetUnavailable`."""
-        epoch = await self.link.call(self._epoch, keys=[self.epoch_key], args=[uuid.uuid4().hex])
-        if epoch == self.epoch:
+        keys = await self._epoch_keys()
+        pipe = self.link.client.pipeline(transaction=False)
+        for key in keys:
+            # EVAL, not EVALSHA: a pipeline cannot load a script that a node lost (restarted).
+            pipe.eval(EPOCH, 1, key, uuid.uuid4().hex)
+        found = dict(zip(keys, await self.link.call(pipe.execute)))
+        if all(self.epochs.get(key) == epoch for key, epoch in found.items()):
             return
-        # The first read: entries fetched while Redis could not be had are shared now.
-        lost = self.epoch is not None
+        # A key read for the first time: entries fetched while Redis could not be had are shared now.
+        lost = sum(1 for key, epoch in found.items() if key in self.epochs and self.epochs[key] != epoch)
         held, written = await self._write_back()
-        self.epoch = epoch
+        self.epochs.update(found)
         if lost:
-            self.count("records_lost", 1)
+            self.count("records_lost", lost)
         if written:
             self.count("written_back", written)
         if lost:
             logger.warning(
-                "Redis at %(url)s lost the fleet's robots.txt records (flushed, or restarted without its data): "
-                "this crawler wrote back %(written)d of the %(held)d fresh site(s) it holds (the others were "
-                "there already)",
-                {"url": self.link.url, "written": written, "held": held},
+                "Redis at %(url)s lost the fleet's robots.txt records (flushed, or restarted without its "
+                "data%(nodes)s): this crawler wrote back %(written)d of the %(held)d fresh site(s) it holds (the "
+                "others were there already)",
+                {
+                    "url": self.link.url,
+                    "written": written,
+                    "held": held,
+                    "nodes": f"; {lost} of the cluster's {len(keys)} primaries" if len(keys) > 1 else "",
+                },
             )
         elif written:
             logger.info(
@@ -137,6 +157,37 @@ class RecordsWriteBack:
                 "could not be used",
                 {"url": self.link.url, "written": written},
             )
+
+    async def _epoch_keys(self) -> list[str]:
+        """The epoch keys: one on a single Redis; on a cluster, one per primary, in a hash
+        slot it serves (the slot map as the client knows it now)."""
+        client = self.link.client
+        if not hasattr(client, "get_primaries"):
+            return [self.epoch_key]
+        if not client.get_primaries():
+            await self.link.call(client.initialize)  # the client learns the slot map at its first call
+        keys = []
+        for node in client.get_primaries():
+            tag = self._tags.get(node.name)
+            if tag is None or self._node_of(tag) != node.name:
+                tag = next((t for t in range(TAGS) if self._node_of(t) == node.name), None)
+                if tag is None:
+                    continue  # a primary without slots holds no records
+                self._tags[node.name] = tag
+            keys.append(self._tagged(tag))
+        return keys
+
+    def _tagged(self, tag: int) -> str:
+        return f"{self.epoch_key}:{{{tag}}}"
+
+    def _node_of(self, tag: int) -> str | None:
+        """The name of the primary that serves the tagged key's slot, as the client knows it."""
+        from redis.exceptions import SlotNotCoveredError
+
+        try:
+            return self.link.client.get_node_from_key(self._tagged(tag)).name
+        except SlotNotCoveredError:
+            return None  # a slot no node serves now
 
     async def _write_back(self) -> tuple[int, int]:
         """(fresh entries held, records written): the fresh entries Redis lacks, written."""
@@ -160,10 +211,15 @@ class RecordsWriteBack:
         for entry in batch:
             mapping, ttl_ms = self.fields(entry)
             body = mapping.get("body")
-            await self._put_absent(  # queued on the pipeline: sent with the batch
-                keys=[self.key(entry.site)],
-                args=[mapping["meta"], body if body is not None else b"", 1 if body is not None else 0, ttl_ms],
-                client=pipe,
+            # EVAL: a cluster's pipeline refuses EVALSHA (and could not load a script a node lost).
+            pipe.eval(
+                PUT_ABSENT,
+                1,
+                self.key(entry.site),
+                mapping["meta"],
+                body if body is not None else b"",
+                1 if body is not None else 0,
+                ttl_ms,
             )
         results = await self.link.call(pipe.execute)
         return sum(1 for result in results if result == 1)

@@ -117,6 +117,8 @@ DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
         ),
         "ROBOTSTXT_REDIS_TIMEOUT": 0.5,
         "ROBOTSTXT_REDIS_CONNECTIONS": 50,
+        # ROBOTSTXT_REDIS_URL names one node of a Redis Cluster (redis-py's cluster client).
+        "ROBOTSTXT_REDIS_CLUSTER": False,
         # The holder renews its lock every third of the TTL while its fetch runs: a dead
         # crawler's lock expires within the TTL, a live one keeps it.
         "ROBOTSTXT_FLEET_LOCK_TTL": 10.0,

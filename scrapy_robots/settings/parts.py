@@ -42,6 +42,8 @@ class FleetConfig:
     pacing_margin: float
     #: what each crawler does while Redis is away: "spread", "hold" or "alone"
     outage: str = "spread"
+    #: ROBOTSTXT_REDIS_URL names one node of a Redis Cluster
+    cluster: bool = False
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, fetch_timeout: float) -> FleetConfig:
@@ -53,8 +55,15 @@ class FleetConfig:
             minimum=0,
             default=default("ROBOTSTXT_FLEET_LOCK_WAIT", settings, fetch_timeout, lock_ttl),
         )
+        redis_url = _redis_url(settings)
+        cluster = read_bool(settings, "ROBOTSTXT_REDIS_CLUSTER")
+        if cluster and urlsplit(redis_url).scheme.lower() == "unix":
+            raise ValueError(
+                f"ROBOTSTXT_REDIS_CLUSTER = True needs a node's TCP address in ROBOTSTXT_REDIS_URL (a Redis Cluster "
+                f"speaks TCP), not {redis_url!r}: give one such as 'redis://10.0.0.5:7000'"
+            )
         return cls(
-            redis_url=_redis_url(settings),
+            redis_url=redis_url,
             prefix=settings.get("ROBOTSTXT_REDIS_KEY_PREFIX") or default("ROBOTSTXT_REDIS_KEY_PREFIX", settings),
             timeout=number(settings, "ROBOTSTXT_REDIS_TIMEOUT", float, minimum=0.01),
             connections=number(settings, "ROBOTSTXT_REDIS_CONNECTIONS", int, minimum=1),
@@ -63,6 +72,7 @@ class FleetConfig:
             pacing=read_bool(settings, "ROBOTSTXT_FLEET_PACING"),
             pacing_margin=number(settings, "ROBOTSTXT_FLEET_PACING_MARGIN", float, minimum=0),
             outage=choice(settings, "ROBOTSTXT_FLEET_OUTAGE", ("spread", "hold", "alone")),
+            cluster=cluster,
         )
 
 

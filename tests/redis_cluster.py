@@ -1,0 +1,158 @@
+"""A real 3-primary Redis Cluster on loopback ports, for the fleet's cluster tests.
+
+Each node keeps its ``nodes.conf`` in a directory of its own and no data (``--save ""``,
+no AOF): a node killed and started again rejoins the cluster with its slots, empty, as a
+primary restarted without its data does.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+
+from redis_server import RedisServer, free_port
+
+#: Slots a node serves at most; the cluster's 16384 slots are dealt in three ranges.
+SLOTS = 16384
+
+
+class ClusterNode(RedisServer):
+    def __init__(self, port: int | None = None):
+        super().__init__(port)
+        #: The cluster bus, on a port of its own (port + 10000 may be out of range).
+        self.bus_port = free_port()
+
+    def spawn(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed: `make test` installs it (Debian package redis-server)")
+        self.process = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self.dir,
+                "--logfile",
+                "",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-port",
+                str(self.bus_port),
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                "2000",
+                "--cluster-require-full-coverage",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def command(self, *args: str | int) -> bytes:
+        """One command in RESP, the first line of its answer (enough for the replies used here)."""
+        request = f"*{len(args)}\r\n".encode() + b"".join(f"${len(str(a).encode())}\r\n{a}\r\n".encode() for a in args)
+        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as sock:
+            sock.sendall(request)
+            answer = b""
+            while not answer.endswith(b"\r\n"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        return answer
+
+    def cluster_info(self) -> str:
+        import redis
+
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2)
+        try:
+            return client.execute_command("CLUSTER", "INFO").decode()
+        finally:
+            client.close()
+
+
+class RedisCluster:
+    """Three primaries, no replicas, each a third of the slots."""
+
+    def __init__(self, size: int = 3):
+        self.nodes = [ClusterNode() for _ in range(size)]
+
+    @property
+    def url(self) -> str:
+        """One node's URL: the cluster client learns the others from it."""
+        return f"redis://127.0.0.1:{self.nodes[0].port}"
+
+    def start(self) -> RedisCluster:
+        for node in self.nodes:
+            node.start()
+        first = self.nodes[0]
+        step = SLOTS // len(self.nodes)
+        for n, node in enumerate(self.nodes):
+            end = SLOTS - 1 if n == len(self.nodes) - 1 else (n + 1) * step - 1
+            answer = node.command("CLUSTER", "ADDSLOTSRANGE", n * step, end)
+            assert answer.startswith(b"+OK"), answer
+            if node is not first:
+                meet = first.command("CLUSTER", "MEET", "127.0.0.1", node.port, node.bus_port)
+                assert meet.startswith(b"+OK"), meet
+        self.wait_ok()
+        return self
+
+    def wait_ok(self, timeout: float = 20.0) -> None:
+        """Until every node says the cluster is ok and knows every other node."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(self._ok(node) for node in self.nodes):
+                return
+            time.sleep(0.1)
+        raise RuntimeError("the Redis Cluster did not come up: " + repr([self._state(n) for n in self.nodes]))
+
+    def _state(self, node: ClusterNode) -> str:
+        try:
+            return node.cluster_info()
+        except Exception as exc:  # a node down is a state too
+            return repr(exc)
+
+    def _ok(self, node: ClusterNode) -> bool:
+        state = self._state(node)
+        return (
+            "cluster_state:ok" in state
+            and f"cluster_known_nodes:{len(self.nodes)}" in state
+            and (f"cluster_slots_assigned:{SLOTS}" in state)
+        )
+
+    def node_of(self, key: str) -> ClusterNode:
+        """The node that serves ``key``'s hash slot."""
+        from redis.crc import key_slot
+
+        slot = key_slot(key.encode())
+        step = SLOTS // len(self.nodes)
+        return self.nodes[min(slot // step, len(self.nodes) - 1)]
+
+    def keys(self) -> list[list[str]]:
+        """Every node's keys."""
+        import redis
+
+        found = []
+        for node in self.nodes:
+            client = redis.Redis(host="127.0.0.1", port=node.port, socket_timeout=2)
+            try:
+                found.append(sorted(k.decode() for k in client.keys("*")))
+            finally:
+                client.close()
+        return found
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+        for node in self.nodes:
+            shutil.rmtree(node.dir, ignore_errors=True)
