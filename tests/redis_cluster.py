@@ -111,10 +111,14 @@ class RedisCluster:
         """Until every node says the cluster is ok and knows every other node."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if all(self._ok(node) for node in self.nodes):
+            if self.ok():
                 return
             time.sleep(0.1)
         raise RuntimeError("the Redis Cluster did not come up: " + repr([self._state(n) for n in self.nodes]))
+
+    def ok(self) -> bool:
+        """Every node says the cluster is ok, knows every other node and every slot is served."""
+        return all(self._ok(node) for node in self.nodes)
 
     def _state(self, node: ClusterNode) -> str:
         try:

@@ -16,6 +16,10 @@ answers brings the link back: one WARNING, and the calls go to Redis again at on
 A failure moves the link only if the call started since the link last changed: the
 calls in flight when Redis went away fail together and count as one outage (one rung
 of the backoff), and a call started before Redis came back cannot take it down again.
+
+On a Redis Cluster (:func:`redis_client`, ``ROBOTSTXT_REDIS_CLUSTER``) the link is one for
+the whole cluster: a node that fails takes it down, and redis-py sends the PING to every
+node, so the link comes back when the whole cluster answers.
 """
 
 from __future__ import annotations

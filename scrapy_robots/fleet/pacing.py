@@ -17,6 +17,27 @@ away), the reservations given before it all lie within a few delays, one per cra
 A request waiting for its turn keeps its place in the downloader's
 ``CONCURRENT_REQUESTS``, as a request queued in a slot for its delay does in Scrapy: a
 crawler takes no more requests out of a shared queue than it can download.
+
+The keys are sharded so that a Redis Cluster can serve them (``ROBOTSTXT_REDIS_CLUSTER``):
+every script's keys carry one hash tag, and no key is touched by every reservation.
+
+- A slot's pace lives in one of ``PACE_SHARDS`` shards (CRC-32 of the slot), beside that
+  shard's epoch (when its state began) and heartbeats (the crawlers live in it):
+  ``<prefix>:pace:{k}:<slot>``, ``<prefix>:pace-epoch:{k}``, ``<prefix>:crawlers:{k}``. An
+  epoch on the node of the paces it guards lives and dies with them: a node restarted
+  empty resets exactly its shards, and the crawlers see it by the epoch each reservation
+  returns (a new value is a reset; clocks are not compared, so a busy event loop is none).
+  What a crawler knows of the fleet for its outage turns (the crawlers, its rank, Redis's
+  clock) is per shard too: the crawlers that pace a slot are those that reserve in its shard.
+- A "slow down" pauses the slot in its pace (every reservation obeys it), then is listed in
+  one of ``PAUSE_SHARDS`` pause shards (``<prefix>:pauses:{j}``), its floor beside it, which
+  every crawler reads in one pipeline (one round trip per node). The two writes are not
+  atomic together: see :meth:`RedisPacer.pause`.
+
+256 pace shards spread over a cluster's primaries (about 85 each on 3), few enough that an
+epoch or a heartbeat set is shared by many slots (each crawler learns the fleet in every
+shard it uses), many enough that no shard is hot. 16 pause shards keep the poll at one
+small pipeline per crawler every half second. One Redis runs the same keys and scripts.
 """
 
 from __future__ import annotations
