@@ -258,3 +258,14 @@ async def test_a_busy_event_loop_is_no_pace_reset_and_a_flushall_is(redis, caplo
     assert await deferred_from_coro(scenario()) == [0, 1, 2]
     warnings = [r.getMessage() for r in caplog.records if "pace state in Redis is gone" in r.getMessage()]
     assert len(warnings) == 1, warnings  # the second flush within RESET_QUIET: counted, not said again
+
+
+def test_a_cluster_named_by_a_unix_socket_fails_at_startup_naming_it():
+    from scrapy.settings import Settings
+
+    from scrapy_robots.settings.config import FleetConfig
+
+    settings = Settings({"ROBOTSTXT_REDIS_URL": "unix:///run/redis.sock", "ROBOTSTXT_REDIS_CLUSTER": True})
+    with pytest.raises(ValueError, match="ROBOTSTXT_REDIS_CLUSTER = True needs a node's TCP address"):
+        FleetConfig.from_settings(settings, 5.0)
+    assert FleetConfig.from_settings(Settings({"ROBOTSTXT_REDIS_CLUSTER": "true"}), 5.0).cluster
