@@ -475,14 +475,15 @@ class FleetPacer:
             self.count("held")
             return None
         self.count("outage_paced")
-        turns = self.turns.get(self.redis.shard(slot)) if self.away_since is not None else None
-        if turns is None:
+        away_since = self.away_since
+        turns = self.turns.get(self.redis.shard(slot))
+        if turns is None or away_since is None:
             # "alone", or no other crawler seen: the local pace, with the fleet's margin
             # (its starts reach the server as late as the reservations' do).
             return not_before + self.margin
         interval = delay + self.margin
         now = self.clock()
-        earliest = max(now + not_before, self.away_since + turns.crawlers * interval)
+        earliest = max(now + not_before, away_since + turns.crawlers * interval)
         return max(turns.next(earliest, interval) - now, 0.0)
 
     async def mark_start(self, slot: str, delay: float, ago: float) -> bool | None:
