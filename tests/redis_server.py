@@ -17,8 +17,9 @@ def free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, port: int | None = None):
+    def __init__(self, port: int | None = None, args: tuple[str, ...] = ()):
         self.port = port or free_port()
+        self.args = args  #: more command-line options (``--replicaof host port``)
         self.chosen = port is not None  #: False until a server answered on free_port()'s port
         self.process: subprocess.Popen[bytes] | None = None
         self.dir = tempfile.mkdtemp(prefix="scrapy-robots-redis-")
@@ -63,6 +64,7 @@ class RedisServer:
                 self.dir,
                 "--logfile",
                 "",
+                *self.args,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -20,6 +20,13 @@ of the backoff), and a call started before Redis came back cannot take it down a
 On a Redis Cluster (:func:`redis_client`, ``ROBOTSTXT_REDIS_CLUSTER``) the link is one for
 the whole cluster: a node that fails takes it down, and redis-py sends the PING to every
 node, so the link comes back when the whole cluster answers.
+
+With Redis Sentinel (``ROBOTSTXT_REDIS_SENTINELS``) the client is redis-py's
+``Sentinel(...).master_for(service)``: each new connection asks the Sentinels where the
+primary is. A failover is an outage like any other: the calls to the dead primary fail,
+the link drops the pool's connections, and the PING that answers went, on a new
+connection, to the primary the Sentinels name. A demoted primary (a replica now) answers
+a write with READONLY, which redis-py turns into a connection error: the same outage.
 """
 
 from __future__ import annotations
@@ -48,23 +55,43 @@ class FleetUnavailable(Exception):
     """Redis cannot be used right now; do the local thing."""
 
 
-def redis_client(fleet: FleetConfig) -> Any:
-    """The fleet's asyncio client: one Redis at ``ROBOTSTXT_REDIS_URL``, or with
-    ``ROBOTSTXT_REDIS_CLUSTER`` redis-py's cluster client, which learns the cluster's
-    other nodes and slot map from that one."""
+def redis_client(fleet: FleetConfig) -> tuple[Any, Any]:
+    """The fleet's asyncio client, and the Sentinel client or None: one Redis at
+    ``ROBOTSTXT_REDIS_URL``; with ``ROBOTSTXT_REDIS_CLUSTER`` redis-py's cluster client,
+    which learns the cluster's other nodes and slot map from that one; with
+    ``ROBOTSTXT_REDIS_SENTINELS`` the primary they name ``ROBOTSTXT_REDIS_SENTINEL_SERVICE``
+    (the URL then gives its db, user and password only)."""
     options = _options(fleet.timeout, fleet.connections)
     if fleet.cluster:
         from redis.asyncio.cluster import RedisCluster
 
         # max_connections is per node; on a MOVED the client refreshes its slot map itself.
-        return RedisCluster.from_url(fleet.redis_url, **options)
-    return _single(fleet.redis_url, options)
+        return RedisCluster.from_url(fleet.redis_url, **options), None
+    if fleet.sentinels:
+        return _sentinel_primary(fleet.redis_url, options, fleet.sentinels, fleet.sentinel_service)
+    return _single(fleet.redis_url, options), None
 
 
 def _single(url: str, options: dict[str, Any]) -> Any:
     import redis.asyncio
 
     return redis.asyncio.Redis.from_url(url, retry_on_timeout=False, **options)
+
+
+def _sentinel_primary(
+    url: str, options: dict[str, Any], sentinels: tuple[tuple[str, int], ...], service: str
+) -> tuple[Any, Any]:
+    from redis.asyncio.connection import parse_url
+    from redis.asyncio.sentinel import Sentinel
+
+    primary = {k: v for k, v in parse_url(url).items() if k not in ("host", "port", "path", "connection_class")}
+    if url.lower().startswith("rediss:"):
+        primary["ssl"] = True
+    # The Sentinels are asked with the same short timeouts, without the primary's password.
+    pool = {"max_connections": options["max_connections"]}
+    asked = {k: v for k, v in options.items() if k != "max_connections"}
+    sentinel = Sentinel(list(sentinels), sentinel_kwargs=asked, retry_on_timeout=False, **asked)
+    return sentinel.master_for(service, **pool, **primary), sentinel
 
 
 def _options(timeout: float, connections: int) -> dict[str, Any]:
@@ -94,11 +121,15 @@ class RedisLink:
         clock: Callable[[], float] = time.monotonic,
         connections: int = DEFAULT_CONNECTIONS,
         client: Any = None,
+        sentinel: Any = None,
+        where: str | None = None,
     ):
         """``client``: the fleet's asyncio client (:func:`redis_client`); by default one
-        Redis at ``url``."""
-        self.url = url
+        Redis at ``url``. ``sentinel``: the Sentinel client that names its primary, closed
+        with it; ``where``: how the log names the server (default ``url``)."""
+        self.url = where or url
         self.client = client if client is not None else _single(url, _options(timeout, connections))
+        self._sentinel = sentinel
         import redis
 
         self._errors: tuple[type[BaseException], ...] = (
@@ -107,6 +138,8 @@ class RedisLink:
             OSError,
             asyncio.TimeoutError,
         )
+        #: The primary's address while the link was last up (Sentinel only).
+        self._primary: tuple[str, int] | None = None
         self._turns = asyncio.Semaphore(connections)
         self.stats = stats
         self.clock = clock
@@ -120,8 +153,20 @@ class RedisLink:
     @classmethod
     def of(cls, fleet: FleetConfig, stats: Any = None) -> RedisLink:
         """The link to the fleet's Redis as its settings say (:func:`redis_client`)."""
-        client = redis_client(fleet)
-        return cls(fleet.redis_url, fleet.timeout, stats=stats, connections=fleet.connections, client=client)
+        client, sentinel = redis_client(fleet)
+        where = None
+        if fleet.sentinels:
+            sentinels = ",".join(f"{host}:{port}" for host, port in fleet.sentinels)
+            where = f"{fleet.sentinel_service} (the primary of Sentinels {sentinels})"
+        return cls(
+            fleet.redis_url,
+            fleet.timeout,
+            stats=stats,
+            connections=fleet.connections,
+            client=client,
+            sentinel=sentinel,
+            where=where,
+        )
 
     def available(self) -> bool:
         """Whether a call would go to Redis now (the link is up, or a PING is due)."""
@@ -156,11 +201,16 @@ class RedisLink:
             "cache, and paces as ROBOTSTXT_FLEET_OUTAGE says, until it returns",
             {"url": self.url, "error": _describe(exc)},
         )
-        # Whatever comes after this outage uses new connections.
+        self._primary = getattr(getattr(self.client, "connection_pool", None), "master_address", None)
+        # Whatever comes after this outage uses new connections (with Sentinel, to the
+        # primary they name then): the idle ones now, the ones in use when given back
+        # (one on a demoted primary would take the link down again at its next write).
         try:
             pool = getattr(self.client, "connection_pool", None)
             if pool is not None:
                 await pool.disconnect(inuse_connections=False)
+                if hasattr(pool, "update_active_connections_for_reconnect"):  # redis-py >= 7
+                    await pool.update_active_connections_for_reconnect()
             else:  # a cluster: a pool per node
                 for node in self.client.get_nodes():
                     await node.disconnect_free_connections()
@@ -187,6 +237,14 @@ class RedisLink:
             "Redis at %(url)s is reachable again (unreachable for %(seconds).1f s): the fleet cache and pacing resume",
             {"url": self.url, "seconds": self.clock() - self.down_since},
         )
+        primary = getattr(getattr(self.client, "connection_pool", None), "master_address", None)
+        if self._primary is not None and primary is not None and primary != self._primary:
+            self._inc("redis_failover")
+            logger.warning(
+                "Redis Sentinel moved %(url)s from %(was)s to %(now)s (a failover): robots.txt locks and records "
+                "written in the last moment before it may be lost (see 'Failover with Sentinel' in the fleet docs)",
+                {"url": self.url, "was": _address(self._primary), "now": _address(primary)},
+            )
         return True
 
     def _inc(self, key: str) -> None:
@@ -196,8 +254,14 @@ class RedisLink:
     async def close(self) -> None:
         try:
             await self.client.aclose()
+            if self._sentinel is not None and hasattr(self._sentinel, "aclose"):  # redis-py >= 6
+                await self._sentinel.aclose()
         except self._errors:
             pass
+
+
+def _address(address: tuple[str, int]) -> str:
+    return f"{address[0]}:{address[1]}"
 
 
 def _describe(exc: BaseException) -> str:

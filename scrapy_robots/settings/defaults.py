@@ -115,6 +115,10 @@ DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
             '``"scrapy_robots:<BOT_NAME>"``',
             lambda settings: f"scrapy_robots:{settings.get('BOT_NAME') or 'scrapybot'}",
         ),
+        # Redis Sentinel: "host:port" of each Sentinel; the primary they name is the fleet's
+        # Redis (ROBOTSTXT_REDIS_URL then gives its db, user and password only).
+        "ROBOTSTXT_REDIS_SENTINELS": (),
+        "ROBOTSTXT_REDIS_SENTINEL_SERVICE": "mymaster",
         "ROBOTSTXT_REDIS_TIMEOUT": 0.5,
         "ROBOTSTXT_REDIS_CONNECTIONS": 50,
         # ROBOTSTXT_REDIS_URL names one node of a Redis Cluster (redis-py's cluster client).

@@ -44,6 +44,10 @@ class FleetConfig:
     outage: str = "spread"
     #: ROBOTSTXT_REDIS_URL names one node of a Redis Cluster
     cluster: bool = False
+    #: Redis Sentinel: (host, port) of each Sentinel (empty: ``redis_url`` names the server),
+    #: and the name of the primary they monitor
+    sentinels: tuple[tuple[str, int], ...] = ()
+    sentinel_service: str = "mymaster"
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, fetch_timeout: float) -> FleetConfig:
@@ -57,10 +61,22 @@ class FleetConfig:
         )
         redis_url = _redis_url(settings)
         cluster = read_bool(settings, "ROBOTSTXT_REDIS_CLUSTER")
+        sentinels = _sentinels(settings)
+        if cluster and sentinels:
+            raise ValueError(
+                "ROBOTSTXT_REDIS_CLUSTER = True and ROBOTSTXT_REDIS_SENTINELS name two deployments: a Redis Cluster "
+                "fails over by itself, Sentinels watch one primary; set one of them"
+            )
         if cluster and urlsplit(redis_url).scheme.lower() == "unix":
             raise ValueError(
                 f"ROBOTSTXT_REDIS_CLUSTER = True needs a node's TCP address in ROBOTSTXT_REDIS_URL (a Redis Cluster "
                 f"speaks TCP), not {redis_url!r}: give one such as 'redis://10.0.0.5:7000'"
+            )
+        if sentinels and urlsplit(redis_url).scheme.lower() == "unix":
+            raise ValueError(
+                f"ROBOTSTXT_REDIS_SENTINELS is set: the Sentinels name the primary's host and port, and "
+                f"ROBOTSTXT_REDIS_URL gives only its db and password, so it cannot be a socket ({redis_url!r}); "
+                f"give 'redis://:password@/0' or leave it unset"
             )
         return cls(
             redis_url=redis_url,
@@ -73,6 +89,8 @@ class FleetConfig:
             pacing_margin=number(settings, "ROBOTSTXT_FLEET_PACING_MARGIN", float, minimum=0),
             outage=choice(settings, "ROBOTSTXT_FLEET_OUTAGE", ("spread", "hold", "alone")),
             cluster=cluster,
+            sentinels=sentinels,
+            sentinel_service=_sentinel_service(settings),
         )
 
 
@@ -94,6 +112,40 @@ def _redis_url(settings: BaseSettings) -> str:
     if parts.scheme.lower() == "unix" and not parts.path:
         raise ValueError(f"{name} = {value!r} names no socket path: give a Redis URL {example}")
     return value.strip()
+
+
+def _sentinels(settings: BaseSettings) -> tuple[tuple[str, int], ...]:
+    """ROBOTSTXT_REDIS_SENTINELS: "host:port" of each Sentinel, as a list, a comma-separated
+    string or a JSON list (``-s``)."""
+    raw = settings.get("ROBOTSTXT_REDIS_SENTINELS")
+    if raw is None or raw == "":
+        raw = default("ROBOTSTXT_REDIS_SENTINELS", settings)
+    example = "such as ['10.0.0.1:26379', '10.0.0.2:26379', '10.0.0.3:26379']"
+    if isinstance(raw, str) and raw.strip().startswith("["):
+        try:
+            raw = json.loads(raw)
+        except ValueError as exc:
+            raise ValueError(f"ROBOTSTXT_REDIS_SENTINELS is not a valid JSON list ({exc}): {raw!r}") from None
+    if isinstance(raw, str):
+        raw = [value for value in raw.split(",") if value.strip()]
+    if not isinstance(raw, (list, tuple)):
+        raise ValueError(f"ROBOTSTXT_REDIS_SENTINELS must list the Sentinels as 'host:port' {example}, not {raw!r}")
+    found = []
+    for value in raw:
+        host, _, port = value.strip().rpartition(":") if isinstance(value, str) else ("", "", "")
+        host = host.strip("[]")  # an IPv6 address in brackets
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"ROBOTSTXT_REDIS_SENTINELS: {value!r} is not a Sentinel's 'host:port' ({example})")
+        found.append((host, int(port)))
+    return tuple(found)
+
+
+def _sentinel_service(settings: BaseSettings) -> str:
+    name = "ROBOTSTXT_REDIS_SENTINEL_SERVICE"
+    service = settings.get(name) or default(name, settings)
+    if not isinstance(service, str) or not service.strip():
+        raise ValueError(f"{name} must name the primary the Sentinels monitor, such as 'mymaster', not {service!r}")
+    return service.strip()
 
 
 @dataclass(frozen=True)
