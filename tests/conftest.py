@@ -45,6 +45,7 @@ LANES = {
     "tests/test_fleet_pace.py": "fleet-b",
     "tests/test_fleet_backoff.py": "fleet-b",
     "tests/test_bench_fleet_faults.py": "fleet-b",
+    "tests/test_fleet_sentinel.py": "fleet-b",
 }
 
 

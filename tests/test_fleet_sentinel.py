@@ -265,7 +265,8 @@ async def test_a_fleet_crawl_through_two_failovers_keeps_its_pace_and_its_robots
     urls = [f"{site.url}/p{i}" for i in range(pages) for site in paced]
     settings = {
         **OWN_QUEUE,
-        "CONCURRENT_REQUESTS": 4,
+        # A few requests at a time besides the held robots.txt fetches (each holds a place).
+        "CONCURRENT_REQUESTS": 4 + len(fresh),
         "ROBOTSTXT_MAX_WAITING": 8,
         "ROBOTSTXT_REDIS_SENTINELS": sentinels.setting,
     }
@@ -326,6 +327,6 @@ async def test_a_fleet_crawl_through_two_failovers_keeps_its_pace_and_its_robots
     assert [site.robots_hits() for site in paced] == [1, 1], figures
     assert all(1 <= site.robots_hits() <= 2 for site in fresh), figures
     assert results[2]["stats"].get("robotstxt/fleet/hit", 0) == len(paced + fresh), results[2]["stats"]
-    # The pace is back within seconds: no crawler's outage longer than the promotion + 1 s.
-    longest = max(promoted - killed for killed, promoted in kills) + 1.0
+    # The pace is back within seconds: no crawler's outage longer than the promotion + 1.5 s.
+    longest = max(promoted - killed for killed, promoted in kills) + 1.5
     assert all(0 < s <= longest for r in results[:2] for s in outages_of(r["log"])), figures
