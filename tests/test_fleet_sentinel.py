@@ -105,6 +105,10 @@ def test_without_sentinels_the_url_names_the_server():
             "cannot be a socket",
         ),
         ({"ROBOTSTXT_REDIS_SENTINEL_SERVICE": ["a"]}, "ROBOTSTXT_REDIS_SENTINEL_SERVICE must name the primary"),
+        (
+            {"ROBOTSTXT_REDIS_SENTINELS": "127.0.0.1:26379", "ROBOTSTXT_REDIS_CLUSTER": True},
+            "name two deployments",
+        ),
     ],
 )
 def test_a_bad_sentinel_setting_fails_at_startup_naming_it(settings, message):
