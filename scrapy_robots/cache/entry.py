@@ -1,7 +1,7 @@
 """RobotsEntry: what is known of one site's robots.txt, and its compact stored form.
 
-An entry is plain data (a storage keeps it as bytes: a JSON record and the body,
-compressed) plus what each crawler makes of it with its own parser class: ``rules``
+An entry is plain data (a storage keeps it as bytes: a JSON record, the stored rules and
+the body, compressed together, see :func:`pack`) plus what each crawler makes of it with its own parser class: ``rules``
 (what the crawl's agent obeys, when the parser can say it alone) or ``parser`` (the
 whole file), and ``delay``. ``agents`` keeps ``rules`` in text form, so that a crawler
 restoring the entry builds them again without parsing the body.
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
+from scrapy_robots.cache._zdict import DICTIONARY_1
 from scrapy_robots.policyfiles.policy import Action
 
 if TYPE_CHECKING:
@@ -54,6 +55,10 @@ class RobotsEntry:
     #: compliance record is on (scrapy_robots.record), None otherwise or in an older record
     version: str | None = None
     version_fetched_at: float | None = None
+    #: the fetched body stated no robots.txt line (:func:`~scrapy_robots.policyfiles.reader.states_no_rules`:
+    #: an HTML page served as robots.txt, say): ``body`` is kept empty, ``size`` and ``version``
+    #: are the fetched file's, and the spider's own robots.txt request is downloaded
+    body_dropped: bool = False
     #: the UTF-8 body the rules come from (``action`` parse): what a storage keeps
     body: bytes | None = field(default=None, repr=False, compare=False)
     #: built from ``body`` by this crawler's ROBOTSTXT_PARSER, when it cannot answer
@@ -94,11 +99,14 @@ RECORD_FIELDS = (
     "schedule_end",
     "version",
     "version_fetched_at",
+    "body_dropped",
 )
 #: The fields of ``RECORD_FIELDS`` that records written by earlier versions lack: read
-#: as their default (always the last ones, in ``pack``'s list too).
-LATER_FIELDS = ("retry_after", "content_type", "schedule_end", "version", "version_fetched_at")
+#: as their default (always the last ones, in ``pack``'s list too, which leaves them out
+#: when they hold their default).
+LATER_FIELDS = ("retry_after", "content_type", "schedule_end", "version", "version_fetched_at", "body_dropped")
 _REQUIRED = RECORD_FIELDS[: -len(LATER_FIELDS)]
+_LATER_DEFAULTS = tuple(RobotsEntry.__dataclass_fields__[name].default for name in LATER_FIELDS)
 
 
 def record_of(entry: RobotsEntry) -> str:
@@ -129,6 +137,8 @@ def _check_later_fields(entry: RobotsEntry) -> None:
         raise TypeError("content_type is not text")
     if entry.version is not None and not isinstance(entry.version, str):
         raise TypeError("version is not text")
+    if not isinstance(entry.body_dropped, bool):
+        raise TypeError("body_dropped is not a boolean")
     for name in ("retry_after", "schedule_end", "version_fetched_at"):
         value = getattr(entry, name)
         if value is not None and not isinstance(value, (int, float)):
@@ -143,41 +153,53 @@ def _agents(value: Any) -> dict[str, str] | None:
     return value
 
 
+#: The first byte of a packed entry: the format, and the preset dictionary its stream was
+#: compressed with (cache/_zdict.py). A new dictionary or layout takes a new marker; the
+#: old ones stay readable wherever a stored entry may outlive a release (Redis).
+PACKED_1 = b"\x01"
+
+
 def pack(entry: RobotsEntry) -> bytes:
-    """The compact form kept in memory or on disk: the fields as a JSON list (in
-    ``RECORD_FIELDS`` order, no names), a NUL, then the body compressed (robots.txt
-    compresses about 5 to 1: 0.8 KB a site on the corpus), with ``agents`` before it in
-    the same stream (the rules repeat the body: they cost about 130 bytes more)."""
+    """The compact form kept in memory, in Redis and wherever else a storage likes:
+    ``PACKED_1``, then one zlib stream (with the preset dictionary ``DICTIONARY_1``) of the
+    fields as a JSON list (in ``RECORD_FIELDS`` order, no names, the later fields left
+    out while they hold their default), a NUL, ``+`` (a body follows, maybe empty) or
+    ``-`` (none), ``agents`` as JSON (or nothing), a NUL and the body. About 0.6 KB a
+    site on the corpus: robots.txt compresses about 5 to 1, the rules repeat the body,
+    and the dictionary holds the lines most files share."""
     values = [getattr(entry, name) for name in RECORD_FIELDS]
     values[1] = entry.action.value
-    # "z" + the compressed body, or "y" + the compressed agents, NUL, body; nothing for
-    # no body (an empty file is a body, b"").
-    if entry.body is None:
-        body = b""
-    elif entry.agents:
-        body = b"y" + zlib.compress(json.dumps(entry.agents, separators=(",", ":")).encode() + b"\0" + entry.body, 6)
-    else:
-        body = b"z" + zlib.compress(entry.body, 6)
-    return json.dumps(values, separators=(",", ":")).encode() + b"\0" + body
+    # The defaults are None and False: ``is``, so that a 0 or 0.0 is kept.
+    while len(values) > len(_REQUIRED) and values[-1] is _LATER_DEFAULTS[len(values) - len(_REQUIRED) - 1]:
+        values.pop()
+    agents = json.dumps(entry.agents, separators=(",", ":")).encode() if entry.agents else b""
+    stream = json.dumps(values, separators=(",", ":")).encode() + b"\0"
+    stream += (b"-" if entry.body is None else b"+") + agents + b"\0" + (entry.body or b"")
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 15, 9, zlib.Z_DEFAULT_STRATEGY, DICTIONARY_1)
+    return PACKED_1 + compressor.compress(stream) + compressor.flush()
 
 
 def unpack(blob: bytes) -> RobotsEntry:
     """Raises ValueError on bytes that ``pack`` did not write."""
-    record, sep, body = blob.partition(b"\0")
+    if blob[:1] != PACKED_1:
+        raise ValueError("not a packed robots.txt entry")
     try:
+        decompressor = zlib.decompressobj(15, DICTIONARY_1)
+        stream = decompressor.decompress(blob[1:]) + decompressor.flush()
+        if not decompressor.eof:
+            raise ValueError("a packed robots.txt entry cut short")
+        record, _, rest = stream.partition(b"\0")
+        kind, (agents, _, body) = rest[:1], rest[1:].partition(b"\0")
         values = json.loads(record)
-        if not sep or not isinstance(values, list) or not len(_REQUIRED) <= len(values) <= len(RECORD_FIELDS):
+        if not isinstance(values, list) or not len(_REQUIRED) <= len(values) <= len(RECORD_FIELDS):
+            raise ValueError("not a packed robots.txt entry")
+        if kind not in (b"+", b"-"):
             raise ValueError("not a packed robots.txt entry")
         entry = RobotsEntry(**dict(zip(RECORD_FIELDS, values)))
         entry.action = Action(entry.action)
         _check_later_fields(entry)
-        kind = body[:1]
-        if body and kind not in (b"z", b"y"):
-            raise ValueError("not a packed robots.txt body")
-        entry.body = zlib.decompress(body[1:]) if body else None
-        if kind == b"y":
-            agents, _, entry.body = entry.body.partition(b"\0")  # type: ignore[union-attr]
-            entry.agents = _agents(json.loads(agents))
+        entry.body = body if kind == b"+" else None
+        entry.agents = _agents(json.loads(agents)) if agents else None
     except (zlib.error, TypeError, UnicodeDecodeError) as exc:
         raise ValueError(f"corrupt robots.txt entry: {exc}") from exc
     return entry

@@ -142,6 +142,7 @@ def _unreachable(
         assert previous is not None
         entry.action, entry.parser, entry.status = previous.action, previous.parser, previous.status
         entry.body, entry.delay, entry.usage = previous.body, previous.delay, previous.usage
+        entry.body_dropped = previous.body_dropped
         entry.rules, entry.others, entry.agents = previous.rules, previous.others, previous.agents
         entry.content_type = previous.content_type
         entry.version, entry.version_fetched_at = previous.version, previous.version_fetched_at

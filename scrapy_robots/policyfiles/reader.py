@@ -10,18 +10,25 @@ site's delay (``ROBOTSTXT_CRAWL_DELAY``).
 A body is parsed once per site (``robotstxt/parsed`` counts it): the entry keeps the
 agent's rules in text form (``agents``) beside the body in the storage, and a site that
 comes back from the storage is built from them, not parsed again.
+
+A fetched body that states no robots.txt line (:func:`states_no_rules`: an HTML page
+served as robots.txt, about half the body bytes of the corpus) is not kept: the entry
+keeps an empty body and ``body_dropped``, when the crawl's parser also finds nothing in it.
 """
 
 from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
 
 from scrapy.utils.misc import build_from_crawler
 
+from scrapy_robots.decoding import decode_robotstxt
 from scrapy_robots.pace.delay import read_site_delay, site_delay
 from scrapy_robots.parsers import RobotParser, as_robot_parser, check_parser_class
 from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.rfc9309 import RobotsTxtHandler, parse_robotstxt
 from scrapy_robots.usage import site_preferences
 
 if TYPE_CHECKING:
@@ -57,6 +64,7 @@ class RobotsReader:
         options = f"{o.precedence},{o.wildcards:d},{o.empty_rules},{o.agent_matching},{o.product_tokens}"
         self.key = f"{config.parser_name}|{options}|{self.agent}"
         self._restore = getattr(config.parser_class, "restore", None)  # Scrapy-interface classes have none
+        self._empty_form: str | None = None  # the rules of an empty file, in text form (reduce)
 
     def ready(self, entry: RobotsEntry) -> RobotsEntry | None:
         """``entry`` with what the crawl asks of it (rules or parser, usage, delay),
@@ -92,6 +100,10 @@ class RobotsReader:
         if self.config.usage is not None:
             entry.usage = site_preferences(entry.body)
         reduced = self._reduce(parser, self.agent)
+        if entry.body and not entry.body_dropped and self._says_nothing(entry, parser, reduced):
+            # Kept empty: every consumer (the verdict, the usage lines, another agent's or
+            # crawler's parser) reads from it what it read from the fetched body: nothing.
+            entry.body, entry.body_dropped = b"", True
         if reduced is not None:
             entry.rules, form = reduced
             entry.agents = {**(entry.agents or {}), self.key: form}
@@ -102,6 +114,32 @@ class RobotsReader:
                 config = self.config
                 entry.delay = read_site_delay(parser, self.agent, config.max_crawl_delay, config.crawl_delay_exceeded)
         return parser
+
+    def _says_nothing(self, entry: RobotsEntry, parser: RobotParser, reduced: tuple[Any, str] | None) -> bool:
+        """Whether ``entry``'s body states no robots.txt line, for our tokenizer and for the
+        crawl's parser: its rules for the crawl's agent are an empty file's (a parser that
+        reduces), else it allows the site's root and a page, with no delay."""
+        assert entry.body is not None
+        if not states_no_rules(entry.body):
+            return False
+        try:
+            if reduced is not None:
+                if self._empty_form is None:
+                    empty = self._reduce(
+                        as_robot_parser(build_from_crawler(self.config.parser_class, self.crawler, b""), self.agent),
+                        self.agent,
+                    )
+                    self._empty_form = "" if empty is None else empty[1]
+                return reduced[1] == self._empty_form
+            root = urljoin(entry.url or entry.site, "/")
+            return (
+                parser.allowed(root, self.agent)
+                and parser.allowed(urljoin(root, "/a/page.html?q=1"), self.agent)
+                and not parser.crawl_delay(self.agent)
+                and not parser.request_rate(self.agent)
+            )
+        except Exception:  # a directive the parser cannot read, or a parser bug: the body is kept
+            return False
 
     def _read_usage(self, entry: RobotsEntry) -> None:
         """The usage preferences of a restored entry: most files state none, found by a
@@ -152,3 +190,28 @@ class RobotsReader:
         if not config.crawl_delay:
             return None
         return site_delay(delay, rate, config.max_crawl_delay, config.crawl_delay_exceeded)
+
+
+class _Directives(RobotsTxtHandler):
+    """Counts the lines that name a directive (any of them, known to our tokenizer)."""
+
+    def __init__(self) -> None:
+        self.found = 0
+
+    def _line(self, line: int, value: str) -> None:
+        self.found += 1
+
+    handle_user_agent = handle_allow = handle_disallow = handle_sitemap = _line
+    handle_crawl_delay = handle_request_rate = handle_visit_time = handle_host = _line
+    handle_clean_param = handle_content_signal = handle_content_usage = _line
+
+
+def states_no_rules(body: bytes) -> bool:
+    """Whether no line of ``body`` is a robots.txt line (``User-agent``, ``Allow``,
+    ``Disallow``, ``Sitemap``, ``Crawl-delay``, ``Content-Usage``... in any spelling our
+    tokenizer accepts: Google's leniency, a superset of Protego's, the standard library's
+    and rerp's): an HTML page, a "Not found" text. Such a body yields no rule, no delay
+    and no usage line for any agent."""
+    counter = _Directives()
+    parse_robotstxt(decode_robotstxt(body), counter)
+    return counter.found == 0

@@ -19,7 +19,8 @@ Returned from ``process_request``, it goes through the other downloader middlewa
 
 Nothing is made up. When the fetch gave no answer to pass on (a network error, a
 redirect loop, a refusal, a 3xx not followed; a stale copy kept in use, RFC 9309 2.4),
-or the storage no longer holds it (evicted, written by an earlier version), or the
+or the storage no longer holds it (evicted, written by an earlier version, a body that
+stated no robots.txt line, kept empty: ``RobotsEntry.body_dropped``), or the
 copy was cut at ``ROBOTSTXT_MAXSIZE`` (the spider would lose what is past the cut, often
 its ``Sitemap:`` lines), or the request asks for the live file (``meta["dont_serve_robotstxt"]``), the request goes on
 as any other: ``robotstxt/not_served/<why>`` counts it.
@@ -127,8 +128,8 @@ def unservable(stored: RobotsEntry | None) -> str | None:
         # The rules past the cap were not read, and the Sitemap lines that large files
         # list last would be lost: the spider never gets less than the live file.
         return TRUNCATED
-    if stored.content_type is None:
-        return NOT_STORED  # a record of an earlier version
+    if stored.content_type is None or stored.body_dropped:
+        return NOT_STORED  # a record of an earlier version, or a body not kept (no robots.txt line)
     if stored.body is None and (stored.action is Action.PARSE or 200 <= status < 300):
         # A storage that keeps no body, or a 2xx whose body was not kept (a policy that
         # allows it): an empty body would be made up. An error page's body is not kept.
