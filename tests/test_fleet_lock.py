@@ -167,7 +167,7 @@ def robots_keys(redis_url: str) -> list[bytes]:
 
     client = redis_py.Redis.from_url(redis_url)
     try:
-        return sorted(key for key in client.keys("scrapy_robots:fleetbot:robots:*") if not key.endswith(b":lock"))
+        return sorted(key for key in client.keys("scrapy_robots:fleetbot:site:*") if not key.endswith(b":lock"))
     finally:
         client.close()
 
@@ -196,7 +196,7 @@ async def test_records_written_back_after_a_flush(serve, redis):
     is downloaded once per site for the whole run."""
     held = Held()
     sites = [serve(body(ROBOTS), routes={"/held": held}) for _ in range(3)]
-    keys = [f"scrapy_robots:fleetbot:robots:{site.url}".encode() for site in sites]
+    keys = [f"scrapy_robots:fleetbot:site:{{{site.url}}}".encode() for site in sites]
 
     def urls(tag: str) -> list[str]:
         return [f"{site.url}/{tag}{j}" for site in sites for j in range(2)]

@@ -1,14 +1,16 @@
 """The fleet's one robots.txt fetch per site: a lock in Redis that its holder renews.
 
 The crawler that fetches a site's robots.txt for the fleet holds
-``<prefix>:robots:<site>:lock`` (``SET NX PX``, the lock's TTL) and renews it every third
+``<prefix>:site:{<site>}:lock`` (``SET NX PX``, the lock's TTL; beside the site's record,
+in its hash slot) and renews it every third
 of the TTL while its fetch runs: a live fetch keeps its lock however long it takes, a
 dead crawler's lock expires within the TTL. The others wait while the lock is there and
 read the record when it lands. A lock that disappears without a record is taken over by
 exactly one of them (``SET NX`` again); a holder that keeps renewing without a result
 past ``ROBOTSTXT_FLEET_LOCK_WAIT`` is taken over by one of them too (a compare-and-set on
 its token), so that no crawler waits forever. A waiter never downloads without the lock:
-robots.txt is downloaded once per holder, and there is one holder at a time.
+robots.txt is downloaded once per holder, and there is one holder at a time. A crawler
+that closes gives back the locks it still holds (fetches cut short by the close).
 """
 
 from __future__ import annotations
@@ -92,6 +94,9 @@ class FetchLock:
         self._renew: Any = link.client.register_script(RENEW)
         self._take_from: Any = link.client.register_script(TAKE_FROM)
         self._release: Any = link.client.register_script(RELEASE)
+        #: The locks this crawler holds now, and their tokens.
+        self.held: dict[str, str] = {}
+        self._renewing: set[asyncio.Future[None]] = set()
 
     @property
     def _px(self) -> int:
@@ -114,17 +119,24 @@ class FetchLock:
             if took_over is not None and took_over[0] == OVERDUE:
                 held = True  # TAKE_FROM set it
             else:
+                self.held[lock] = token  # before the SET: a close while it is on the wire gives it back
                 held = bool(await self.link.call(self.link.client.set, lock, token, nx=True, px=self._px))
             if held:
+                self.held[lock] = token
                 # Another crawler may have published and released the lock between our
                 # miss and this SET: look once more before fetching.
-                entry = await load_fresh(site)
+                try:
+                    entry = await load_fresh(site)
+                except BaseException:
+                    await self._give_back(lock, token)
+                    raise
                 if entry is not None:
                     await self._give_back(lock, token)
                     return entry
                 if took_over is not None:
                     self._say_taken_over(site, *took_over)
                 return await self._fetch(site, lock, token, fetch)
+            self.held.pop(lock, None)
             if not waited:
                 waited = True
                 self.count("lock_wait")
@@ -151,7 +163,7 @@ class FetchLock:
         while True:
             await asyncio.sleep(POLL_INTERVAL)
             pipe = self.link.client.pipeline(transaction=False)
-            pipe.hget(key, "meta")
+            pipe.get(key)
             pipe.get(lock)
             pipe.pttl(lock)
             meta, current, pttl = await self.link.call(pipe.execute)
@@ -178,10 +190,12 @@ class FetchLock:
     ) -> RobotsEntry:
         self.count("fetch")
         renewing = asyncio.ensure_future(self._keep(site, lock, token))
+        self._renewing.add(renewing)
         try:
             return await fetch()
         finally:
             renewing.cancel()
+            self._renewing.discard(renewing)
             await self._give_back(lock, token)
 
     async def _keep(self, site: str, lock: str, token: str) -> None:
@@ -203,10 +217,27 @@ class FetchLock:
                 return
 
     async def _give_back(self, lock: str, token: str) -> None:
+        if self.held.get(lock) == token:
+            del self.held[lock]
         try:
             await self.link.call(self._release, keys=[lock], args=[token])
         except FleetUnavailable:
             pass  # the lock's expiry frees it
+
+    async def release_all(self) -> None:
+        """Give back every lock still held (the crawl closes): one round trip."""
+        for renewing in self._renewing:
+            renewing.cancel()  # a renewal would take a given-back lock again
+        held, self.held = self.held, {}
+        if not held:
+            return
+        pipe = self.link.client.pipeline(transaction=False)
+        for lock, token in held.items():
+            await self._release(keys=[lock], args=[token], client=pipe)  # queued on the pipeline
+        try:
+            await self.link.call(pipe.execute)
+        except FleetUnavailable:
+            pass  # their expiry frees them
 
     def _say_taken_over(self, site: str, why: str, waited: float) -> None:
         self.count("lock_takeover")

@@ -1,12 +1,15 @@
 """RedisRobotsStorage: one robots.txt cache for the whole fleet.
 
-What is shared is data: the robots.txt body (already capped at ROBOTSTXT_MAXSIZE and
-re-encoded as UTF-8) and a JSON record of the outcome (status, action, URL after
-redirects, fetch time, expiry, failures). Never pickle: a crawler must not execute
-what it reads from Redis. Each crawler parses the body with its own ROBOTSTXT_PARSER
-(the middleware's hot tier) and keeps the same compact tier as the embedded storage
-(:class:`~scrapy_robots.cache.MemoryRobotsStorage`, ``ROBOTSTXT_CACHE_SIZE`` sites) in
-front of Redis. While Redis is unreachable, the storage is that local tier alone.
+What is shared is data: one Redis string per site, ``<prefix>:site:{<site>}``, holding
+the entry packed as the memory tier keeps it (:func:`~scrapy_robots.cache.entry.pack`: a
+JSON record of the outcome, the stored rules and the robots.txt body, capped at
+ROBOTSTXT_MAXSIZE and re-encoded as UTF-8, in one zlib stream), with a TTL of its
+lifetime plus ROBOTSTXT_FLEET_KEEP_AFTER_EXPIRY. A record of an earlier version (the hash
+``<prefix>:robots:<site>``, fields ``meta`` and ``body``) is read when a site has no new
+one. Never pickle: a crawler must not execute what it reads from Redis. Each crawler
+parses the body with its own ROBOTSTXT_PARSER (the middleware's hot tier) and keeps the
+same compact tier as the embedded storage (:class:`~scrapy_robots.cache.MemoryRobotsStorage`,
+``ROBOTSTXT_CACHE_SIZE`` sites) in front of Redis. While Redis is unreachable, the storage is that local tier alone.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry, RobotsStorage
-from scrapy_robots.cache.entry import entry_from_record, record_of, unpack
+from scrapy_robots.cache.entry import entry_from_record, pack, unpack
 from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
 from scrapy_robots.fleet.lock import FetchLock
 from scrapy_robots.fleet.pacing import FleetPacer, RedisPacer
@@ -30,8 +33,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# A record outlives its expiry by this much so that a failed refetch can keep using
-# the last good body (RFC 9309 2.4) and the failure count carries on.
+#: ROBOTSTXT_FLEET_KEEP_AFTER_EXPIRY's default: a record outlives its expiry by this much
+#: so that a failed refetch can keep using the last good body (RFC 9309 2.4) and the
+#: failure count carries on.
 KEEP_AFTER_EXPIRY = 2 * 24 * 3600.0
 
 
@@ -62,6 +66,7 @@ class RedisRobotsStorage(RobotsStorage):
         pacing: bool = True,
         pacing_margin: float = 0.05,
         pacing_outage: str = "spread",
+        keep_after_expiry: float = KEEP_AFTER_EXPIRY,
     ):
         self.local = LocalTier(max_entries)
         self.link = link
@@ -70,8 +75,9 @@ class RedisRobotsStorage(RobotsStorage):
         self.pacing = pacing
         self.pacing_margin = pacing_margin
         self.pacing_outage = pacing_outage
+        self.keep_after_expiry = keep_after_expiry
         self.lock = FetchLock(link, lock_ttl, lock_wait, self._inc)
-        self.write_back = RecordsWriteBack(link, prefix, self.local.entries, self._key, self._fields, self._add)
+        self.write_back = RecordsWriteBack(link, prefix, self.local.entries, self._key, self._value, self._add)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisRobotsStorage:
@@ -95,6 +101,7 @@ class RedisRobotsStorage(RobotsStorage):
             pacing=fleet.pacing,
             pacing_margin=fleet.pacing_margin,
             pacing_outage=fleet.outage,
+            keep_after_expiry=fleet.keep_after_expiry,
         )
 
     def pacer(self) -> FleetPacer | None:
@@ -106,9 +113,16 @@ class RedisRobotsStorage(RobotsStorage):
 
     async def close(self) -> None:
         self.write_back.stop()
+        await self.lock.release_all()  # fetches cut short by the close leave no lock behind
         await self.link.close()
 
     def _key(self, site: str) -> str:
+        """The site's record; its fetch lock is this + ``:lock``. The site is the key's hash
+        tag: a Redis Cluster keeps both on one node."""
+        return f"{self.prefix}:site:{{{site}}}"
+
+    def _old_key(self, site: str) -> str:
+        """The site's record as earlier versions wrote it (a hash: ``meta``, ``body``): read, never written."""
         return f"{self.prefix}:robots:{site}"
 
     def _inc(self, key: str) -> None:
@@ -147,12 +161,20 @@ class RedisRobotsStorage(RobotsStorage):
 
     async def _read(self, site: str) -> RobotsEntry | None:
         """The fleet's entry for ``site``, fresh or not. Raises :class:`FleetUnavailable`."""
-        raw = await self.link.call(self.link.client.hgetall, self._key(site))
-        if not raw or b"meta" not in raw:
-            return None
+        # Both forms in one round trip (two commands): a miss, the first visit of every
+        # site, costs no second round trip, and an earlier version's record is found.
+        pipe = self.link.client.pipeline(transaction=False)
+        pipe.get(self._key(site))
+        pipe.hgetall(self._old_key(site))
+        packed, raw = await self.link.call(pipe.execute)
         try:
-            body = raw.get(b"body")
-            entry = entry_from_record(raw[b"meta"], body if isinstance(body, bytes) else None)
+            if packed is not None:
+                entry = unpack(packed)
+            elif raw and b"meta" in raw:
+                body = raw.get(b"body")
+                entry = entry_from_record(raw[b"meta"], body if isinstance(body, bytes) else None)
+            else:
+                return None
         except ValueError:
             logger.warning("Ignoring a malformed robots.txt record for %(site)s in Redis", {"site": site})
             return None
@@ -176,21 +198,14 @@ class RedisRobotsStorage(RobotsStorage):
         except FleetUnavailable:
             self._inc("fallback")
 
-    def _fields(self, entry: RobotsEntry) -> tuple[dict[Any, Any], int]:
-        """The record's hash fields, and the key's TTL in ms."""
-        mapping: dict[Any, Any] = {"meta": record_of(entry)}
-        if entry.body is not None:
-            mapping["body"] = entry.body
-        return mapping, int(max(entry.expires_at - time.time(), 0) + KEEP_AFTER_EXPIRY) * 1000
+    def _value(self, entry: RobotsEntry) -> tuple[bytes, int]:
+        """The record's value (the packed entry), and the key's TTL in ms."""
+        return pack(entry), int((max(entry.expires_at - time.time(), 0) + self.keep_after_expiry) * 1000)
 
     async def _publish(self, entry: RobotsEntry) -> None:
         """Share ``entry`` with the fleet. Raises :class:`FleetUnavailable`."""
-        mapping, ttl_ms = self._fields(entry)
-        key = self._key(entry.site)
-        pipe = self.link.client.pipeline(transaction=True)
-        pipe.hset(key, mapping=mapping)
-        pipe.pexpire(key, ttl_ms)
-        await self.link.call(pipe.execute)
+        value, ttl_ms = self._value(entry)
+        await self.link.call(self.link.client.set, self._key(entry.site), value, px=max(ttl_ms, 1))
 
     # -- one fetch per site for the fleet -------------------------------------------
 

@@ -53,29 +53,16 @@ redis.call('SET', KEYS[1], ARGV[1])
 return ARGV[1]
 """
 
-# A record written only where there is none (another crawler's may be newer).
-# ARGV: meta, body, '1' if there is a body, the key's TTL in ms. Returns 1 if written.
-PUT_ABSENT = """
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return 0
-end
-redis.call('HSET', KEYS[1], 'meta', ARGV[1])
-if ARGV[3] == '1' then
-  redis.call('HSET', KEYS[1], 'body', ARGV[2])
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return 1
-"""
-
-#: A record as the storage writes it: the hash's fields and the key's TTL in ms.
-Fields = Callable[["RobotsEntry"], tuple[dict[Any, Any], int]]
+#: A record as the storage writes it: the key's value and TTL in ms. It is written back
+#: only where there is none (``SET NX``: another crawler's may be newer).
+Value = Callable[["RobotsEntry"], tuple[bytes, int]]
 
 
 class RecordsWriteBack:
     """Watch the epoch key; write the local tier's fresh entries back when it changed.
 
     ``entries()`` yields the local tier's entries, ``key(site)`` names a site's record,
-    ``fields(entry)`` gives what the storage writes for it."""
+    ``value(entry)`` gives what the storage writes for it."""
 
     def __init__(
         self,
@@ -83,7 +70,7 @@ class RecordsWriteBack:
         prefix: str,
         entries: Callable[[], Iterable[RobotsEntry]],
         key: Callable[[str], str],
-        fields: Fields,
+        value: Value,
         count: Callable[[str, int], None],
     ):
         self.link = link
@@ -92,7 +79,7 @@ class RecordsWriteBack:
         self._tags: dict[str, int] = {}
         self.entries = entries
         self.key = key
-        self.fields = fields
+        self.value = value
         self.count = count
         #: epoch key -> the epoch this crawler's entries are known under (none before the first read).
         self.epochs: dict[str, bytes] = {}
@@ -209,17 +196,7 @@ class RecordsWriteBack:
     async def _write(self, batch: list[RobotsEntry]) -> int:
         pipe = self.link.client.pipeline(transaction=False)
         for entry in batch:
-            mapping, ttl_ms = self.fields(entry)
-            body = mapping.get("body")
-            # EVAL: a cluster's pipeline refuses EVALSHA (and could not load a script a node lost).
-            pipe.eval(
-                PUT_ABSENT,
-                1,
-                self.key(entry.site),
-                mapping["meta"],
-                body if body is not None else b"",
-                1 if body is not None else 0,
-                ttl_ms,
-            )
+            value, ttl_ms = self.value(entry)
+            pipe.set(self.key(entry.site), value, nx=True, px=max(ttl_ms, 1))
         results = await self.link.call(pipe.execute)
-        return sum(1 for result in results if result == 1)
+        return sum(1 for result in results if result)

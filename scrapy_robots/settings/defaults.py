@@ -135,6 +135,7 @@ DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
         "ROBOTSTXT_FLEET_PACING": True,
         "ROBOTSTXT_FLEET_PACING_MARGIN": 0.05,
         "ROBOTSTXT_FLEET_OUTAGE": "spread",
+        "ROBOTSTXT_FLEET_KEEP_AFTER_EXPIRY": 172800.0,
         # How our parser reads files (rfc9309/: Options has the same defaults, tested).
         "ROBOTSTXT_RFC9309_PRECEDENCE": "longest",
         "ROBOTSTXT_RFC9309_WILDCARDS": True,

@@ -48,6 +48,8 @@ class FleetConfig:
     #: and the name of the primary they monitor
     sentinels: tuple[tuple[str, int], ...] = ()
     sentinel_service: str = "mymaster"
+    #: seconds a site's record stays in Redis after it expired (ROBOTSTXT_FLEET_KEEP_AFTER_EXPIRY)
+    keep_after_expiry: float = 172800.0
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, fetch_timeout: float) -> FleetConfig:
@@ -91,6 +93,7 @@ class FleetConfig:
             cluster=cluster,
             sentinels=sentinels,
             sentinel_service=_sentinel_service(settings),
+            keep_after_expiry=number(settings, "ROBOTSTXT_FLEET_KEEP_AFTER_EXPIRY", float, minimum=0),
         )
 
 
