@@ -27,7 +27,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
 
