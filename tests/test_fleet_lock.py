@@ -235,3 +235,61 @@ async def test_records_written_back_after_a_flush(serve, redis):
         written += result["stats"].get("robotstxt/fleet/written_back", 0)
     # Each flush: the 3 records back once (a crawler writes only what is missing).
     assert written == 2 * 3, [r["stats"] for r in results]
+
+
+class HeldRobots:
+    """A robots.txt that answers only when the test says so."""
+
+    def __init__(self):
+        self.requests = []
+
+    def __call__(self, request):
+        self.requests.append(request)
+        return NOT_DONE_YET
+
+    def release(self) -> None:
+        for request in self.requests:
+            if not request.finished and request.channel is not None:
+                request.setHeader(b"content-type", b"text/plain")
+                request.write(ROBOTS.encode())
+                request.finish()
+
+
+@pytest.mark.slow
+@pytest_twisted.ensureDeferred
+async def test_a_waiter_reads_the_record_its_holder_saved_during_an_outage_twice(serve, redis):
+    """Two outages in sequence, each while one crawler fetches a site's robots.txt for the
+    fleet and another waits for it: the answer comes while Redis is frozen (the record
+    cannot be shared then), Redis answers again well within the lock's TTL, and the waiter
+    reads the holder's record once it is shared instead of downloading the file itself
+    (it did so at the outage's first failed call before)."""
+    for outage in range(2):
+        robots, held = HeldRobots(), Held()
+        site = serve(robots, routes={"/held": held})
+        urls = [f"{site.url}/p{j}" for j in range(3)]
+        # The holder crawls on past the outage (a page of it answers at the end), as in a
+        # real crawl; one that closes during the outage leaves its record unshared.
+        holder = start_crawler([*urls, f"{site.url}/held"], redis.url, **crawler_settings(2 * outage))
+        await until(lambda: robots.requests, 30, "the holder's robots.txt request")  # noqa: B023
+        waiter = start_crawler(urls, redis.url, **crawler_settings(2 * outage + 1))
+        await until(lambda: started(waiter), 30, "the waiter's start")  # noqa: B023
+        await sleep(2)  # the waiter polls the holder's lock
+        redis.pause()
+        try:
+            await sleep(0.5)
+            robots.release()  # the fetch ends while Redis is away
+            await sleep(2)
+        finally:
+            redis.resume()
+        waited = await waiter.done
+        held.release()
+        kept = await holder.done
+        for result, pages in ((kept, 4), (waited, 3)):
+            assert result["exit"] == 0, result["log"][-3000:]
+            assert len(result["downloaded"]) == pages, result["log"][-3000:]
+        assert site.robots_hits() == 1, (outage, waited["stats"])
+        assert waited["stats"].get("robotstxt/fleet/fetch", 0) == 0, waited["stats"]
+        assert waited["stats"].get("robotstxt/fleet/hit") == 1, waited["stats"]
+        # The outage was one: both crawlers found Redis away.
+        assert kept["stats"].get("robotstxt/fleet/redis_unreachable") == 1, kept["stats"]
+        assert waited["stats"].get("robotstxt/fleet/redis_unreachable") == 1, waited["stats"]

@@ -327,9 +327,10 @@ async def test_a_fleet_crawl_through_two_failovers_keeps_its_pace_and_its_robots
             assert len(under) <= TOLERATED * len(gaps), (f"{name}: {under} < {SHORT} x {delay}", figures)
     # The records written before a failover are on the new primary: no paced site fetched
     # again, not even by the crawler that joined after. A site whose fetch was in flight at
-    # the failover is downloaded at most once per crawler that needed it then.
+    # the failover is downloaded once too: its waiter waits through the failover, and reads
+    # the record its holder saved during it once the write-back shares it (2 each before).
     assert [site.robots_hits() for site in paced] == [1, 1], figures
-    assert all(1 <= site.robots_hits() <= 2 for site in fresh), figures
+    assert [site.robots_hits() for site in fresh] == [1] * len(fresh), figures
     assert results[2]["stats"].get("robotstxt/fleet/hit", 0) == len(paced + fresh), results[2]["stats"]
     # The pace is back within seconds: no crawler's outage longer than the promotion + 1.5 s.
     longest = max(promoted - killed for killed, promoted in kills) + 1.5

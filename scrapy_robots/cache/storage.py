@@ -115,8 +115,12 @@ class MemoryRobotsStorage(RobotsStorage):
         return unpack(blob)
 
     def put(self, entry: RobotsEntry) -> None:
-        self._packed[entry.site] = pack(entry)
-        self._packed.move_to_end(entry.site)
+        self.put_packed(entry.site, pack(entry))
+
+    def put_packed(self, site: str, packed: bytes) -> None:
+        """Keep ``site``'s entry as ``pack`` made it (a caller that has it packed already)."""
+        self._packed[site] = packed
+        self._packed.move_to_end(site)
         while len(self._packed) > self.max_entries:
             site, _ = self._packed.popitem(last=False)
             if self.on_evict is not None:

@@ -11,6 +11,13 @@ past ``ROBOTSTXT_FLEET_LOCK_WAIT`` is taken over by one of them too (a compare-a
 its token), so that no crawler waits forever. A waiter never downloads without the lock:
 robots.txt is downloaded once per holder, and there is one holder at a time. A crawler
 that closes gives back the locks it still holds (fetches cut short by the close).
+
+Redis away while a crawler waits (a failover, a restart) is waited through for up to the
+lock's TTL: the holder's fetch goes on, its record is shared as soon as Redis answers
+again (:mod:`scrapy_robots.fleet.writeback`), and the waiter reads it then: the holder
+whose record could not be shared leaves its lock to expire instead of giving it back, so
+that no waiter takes the fetch over meanwhile. Only a longer outage makes the waiter
+download the file itself (the fleet's outage behaviour).
 """
 
 from __future__ import annotations
@@ -97,6 +104,8 @@ class FetchLock:
         #: The locks this crawler holds now, and their tokens.
         self.held: dict[str, str] = {}
         self._renewing: set[asyncio.Future[None]] = set()
+        #: Locks left to expire rather than given back (:meth:`keep`).
+        self._kept: set[str] = set()
 
     @property
     def _px(self) -> int:
@@ -160,18 +169,26 @@ class FetchLock:
         holder_since = started
         remaining: int | None = None  # the lock's last TTL seen, in ms
         record: Any = object()  # the record last seen: read again only when it changes
+        away: float | None = None  # since when Redis has not answered this wait
         while True:
             await asyncio.sleep(POLL_INTERVAL)
-            pipe = self.link.client.pipeline(transaction=False)
-            pipe.get(key)
-            pipe.get(lock)
-            pipe.pttl(lock)
-            meta, current, pttl = await self.link.call(pipe.execute)
-            if meta is not None and meta != record:
-                record = meta
-                entry = await load_fresh(site)
-                if entry is not None:
-                    return entry
+            try:
+                meta, current, pttl = await self._look(key, lock)
+                if meta is not None and meta != record:
+                    record = meta
+                    entry = await load_fresh(site)
+                    if entry is not None:
+                        return entry
+            except FleetUnavailable:
+                # Redis away (a failover, a restart): the holder's fetch goes on, and its
+                # record is shared when Redis answers again (the write-back of what could
+                # not be shared). Wait through an outage shorter than the lock's TTL, in
+                # which the lock would have expired anyway; past it, the caller fetches alone.
+                away = self.clock() if away is None else away
+                if self.clock() - away >= self.ttl:
+                    raise
+                continue
+            away = None
             if current is None:
                 # A live holder renews its lock every third of the TTL: a lock last seen
                 # with less than a third left had stopped being renewed.
@@ -184,6 +201,14 @@ class FetchLock:
                     return OVERDUE, self.clock() - started
                 holder = None  # another waiter took it first: wait for that one
             remaining = pttl if isinstance(pttl, int) and pttl >= 0 else None
+
+    async def _look(self, key: str, lock: str) -> list[Any]:
+        """The record as stored, the lock's holder and its TTL in ms: one round trip."""
+        pipe = self.link.client.pipeline(transaction=False)
+        pipe.get(key)
+        pipe.get(lock)
+        pipe.pttl(lock)
+        return await self.link.call(pipe.execute)
 
     async def _fetch(
         self, site: str, lock: str, token: str, fetch: Callable[[], Awaitable[RobotsEntry]]
@@ -216,9 +241,18 @@ class FetchLock:
                 )
                 return
 
+    def keep(self, key: str) -> None:
+        """The fetch of the record at ``key`` ends unshared (Redis away): its lock is not
+        given back but left to expire, so that the waiters keep waiting for the record,
+        which the write-back shares when Redis answers, instead of taking the fetch over."""
+        self._kept.add(f"{key}:lock")
+
     async def _give_back(self, lock: str, token: str) -> None:
         if self.held.get(lock) == token:
             del self.held[lock]
+        if lock in self._kept:
+            self._kept.discard(lock)
+            return
         try:
             await self.link.call(self._release, keys=[lock], args=[token])
         except FleetUnavailable:
@@ -233,7 +267,7 @@ class FetchLock:
             return
         pipe = self.link.client.pipeline(transaction=False)
         for lock, token in held.items():
-            await self._release(keys=[lock], args=[token], client=pipe)  # queued on the pipeline
+            pipe.eval(RELEASE, 1, lock, token)  # EVAL: a cluster's pipeline refuses EVALSHA
         try:
             await self.link.call(pipe.execute)
         except FleetUnavailable:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry, RobotsStorage
@@ -43,9 +43,14 @@ class LocalTier(MemoryRobotsStorage):
     """The compact tier in front of Redis, which can also list what it holds (for the
     write-back after Redis lost the records)."""
 
-    def entries(self) -> Iterator[RobotsEntry]:
-        """Every entry held, least recently used first, without touching their order."""
-        for blob in list(self._packed.values()):
+    def entries(self, sites: Iterable[str] | None = None) -> Iterator[RobotsEntry]:
+        """Every entry held (or those of ``sites`` held), least recently used first,
+        without touching their order."""
+        if sites is None:
+            blobs = list(self._packed.values())
+        else:
+            blobs = [blob for blob in map(self._packed.get, list(sites)) if blob is not None]
+        for blob in blobs:
             try:
                 yield unpack(blob)
             except ValueError:
@@ -113,6 +118,7 @@ class RedisRobotsStorage(RobotsStorage):
 
     async def close(self) -> None:
         self.write_back.stop()
+        await self.write_back.share_unshared()
         await self.lock.release_all()  # fetches cut short by the close leave no lock behind
         await self.link.close()
 
@@ -191,20 +197,31 @@ class RedisRobotsStorage(RobotsStorage):
     # -- writing ------------------------------------------------------------------
 
     async def save(self, entry: RobotsEntry) -> None:
+        """Keep ``entry`` here and share it; while Redis is away, it is shared as soon as
+        Redis answers again (the write-back of what could not be shared)."""
+        await self._save(entry)
+
+    async def _save(self, entry: RobotsEntry) -> bool:
+        """``save``; whether the entry is shared now."""
         self.write_back.start()
-        self.local.put(entry)
+        value = pack(entry)
+        self.local.put_packed(entry.site, value)
         try:
-            await self._publish(entry)
+            await self._publish(entry, value)
         except FleetUnavailable:
             self._inc("fallback")
+            self.write_back.unshared(entry.site)
+            return False
+        return True
 
-    def _value(self, entry: RobotsEntry) -> tuple[bytes, int]:
+    def _value(self, entry: RobotsEntry, value: bytes | None = None) -> tuple[bytes, int]:
         """The record's value (the packed entry), and the key's TTL in ms."""
-        return pack(entry), int((max(entry.expires_at - time.time(), 0) + self.keep_after_expiry) * 1000)
+        ttl_ms = int((max(entry.expires_at - time.time(), 0) + self.keep_after_expiry) * 1000)
+        return pack(entry) if value is None else value, ttl_ms
 
-    async def _publish(self, entry: RobotsEntry) -> None:
-        """Share ``entry`` with the fleet. Raises :class:`FleetUnavailable`."""
-        value, ttl_ms = self._value(entry)
+    async def _publish(self, entry: RobotsEntry, value: bytes | None = None) -> None:
+        """Share ``entry`` (packed: ``value``) with the fleet. Raises :class:`FleetUnavailable`."""
+        value, ttl_ms = self._value(entry, value)
         await self.link.call(self.link.client.set, self._key(entry.site), value, px=max(ttl_ms, 1))
 
     # -- one fetch per site for the fleet -------------------------------------------
@@ -216,7 +233,8 @@ class RedisRobotsStorage(RobotsStorage):
 
         async def fetch_and_save() -> RobotsEntry:
             entry = await fetch()
-            await self.save(entry)
+            if not await self._save(entry):
+                self.lock.keep(self._key(site))  # the waiters wait for the record, shared later
             return entry
 
         try:
@@ -224,5 +242,5 @@ class RedisRobotsStorage(RobotsStorage):
         except FleetUnavailable:
             self._inc("fallback")
             entry = await fetch()
-            self.local.put(entry)
+            await self.save(entry)  # shared now, or when Redis answers again
             return entry

@@ -15,6 +15,10 @@ trip, never over a record that another crawler wrote meanwhile. It says so in on
 and the ``robotstxt/fleet/records_lost`` (nodes found emptied) and
 ``robotstxt/fleet/written_back`` stats.
 
+An entry this crawler saved while Redis was away (an outage, a failover, a first call
+that timed out) is written back the same way at the next check that Redis answers: the
+crawlers that waited for its fetch read it then, instead of downloading it again.
+
 Not noticed on a cluster: a node that lost its data and whose slots then moved before
 any crawler read its epoch key (the key moves with the slot, missing: read as a node
 met for the first time, which writes back too, without the WARNING).
@@ -61,14 +65,14 @@ Value = Callable[["RobotsEntry"], tuple[bytes, int]]
 class RecordsWriteBack:
     """Watch the epoch key; write the local tier's fresh entries back when it changed.
 
-    ``entries()`` yields the local tier's entries, ``key(site)`` names a site's record,
+    ``entries(sites)`` yields the local tier's entries (of ``sites``, or all), ``key(site)`` names a site's record,
     ``value(entry)`` gives what the storage writes for it."""
 
     def __init__(
         self,
         link: RedisLink,
         prefix: str,
-        entries: Callable[[], Iterable[RobotsEntry]],
+        entries: Callable[[list[str] | None], Iterable[RobotsEntry]],
         key: Callable[[str], str],
         value: Value,
         count: Callable[[str, int], None],
@@ -83,6 +87,8 @@ class RecordsWriteBack:
         self.count = count
         #: epoch key -> the epoch this crawler's entries are known under (none before the first read).
         self.epochs: dict[str, bytes] = {}
+        #: Sites whose entry could not be shared when saved (Redis away): shared at the next check.
+        self._unshared: dict[str, None] = {}
         self._watch: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -94,6 +100,24 @@ class RecordsWriteBack:
         except RuntimeError:
             return  # not on the loop yet: the next call starts it
         self._watch = loop.create_task(self._run())
+
+    def unshared(self, site: str) -> None:
+        """``site``'s entry was kept here while Redis was away: share it when Redis answers."""
+        self._unshared[site] = None
+
+    async def share_unshared(self) -> None:
+        """One try (the crawl closes) at sharing what could not be shared: a crawler that
+        closes during an outage leaves those sites to be fetched again by whoever needs them."""
+        if not self._unshared:
+            return
+        sites = list(self._unshared)
+        try:
+            _, written = await self._write_back(sites)
+        except FleetUnavailable:
+            return
+        self._unshared.clear()
+        if written:
+            self.count("written_back", written)
 
     def stop(self) -> None:
         if self._watch is not None:
@@ -116,11 +140,19 @@ class RecordsWriteBack:
             # EVAL, not EVALSHA: a pipeline cannot load a script that a node lost (restarted).
             pipe.eval(EPOCH, 1, key, uuid.uuid4().hex)
         found = dict(zip(keys, await self.link.call(pipe.execute)))
-        if all(self.epochs.get(key) == epoch for key, epoch in found.items()):
-            return
-        # A key read for the first time: entries fetched while Redis could not be had are shared now.
         lost = sum(1 for key, epoch in found.items() if key in self.epochs and self.epochs[key] != epoch)
-        held, written = await self._write_back()
+        # A primary met after the first check (its slots moved to it, maybe emptied) is written back to as well.
+        met = bool(self.epochs) and any(key not in self.epochs for key in found)
+        if lost or met:
+            unshared = None  # every fresh entry held
+        elif self._unshared:
+            unshared = list(self._unshared)  # those saved while Redis was away
+        else:
+            self.epochs.update(found)
+            return
+        held, written = await self._write_back(unshared)
+        for site in unshared or ():
+            self._unshared.pop(site, None)
         self.epochs.update(found)
         if lost:
             self.count("records_lost", lost)
@@ -176,12 +208,13 @@ class RecordsWriteBack:
         except SlotNotCoveredError:
             return None  # a slot no node serves now
 
-    async def _write_back(self) -> tuple[int, int]:
-        """(fresh entries held, records written): the fresh entries Redis lacks, written."""
+    async def _write_back(self, sites: list[str] | None = None) -> tuple[int, int]:
+        """(fresh entries held, records written): the fresh entries Redis lacks (of
+        ``sites``, or all), written."""
         now = time.time()
         held = written = 0
         batch: list[RobotsEntry] = []
-        for entry in self.entries():
+        for entry in self.entries(sites):
             if not entry.fresh(now):
                 continue
             held += 1
