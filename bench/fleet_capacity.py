@@ -63,6 +63,7 @@ its bound (``--crawl-timeout``); a killed or failed crawl is flagged in its row.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -104,15 +105,14 @@ SETTINGS: dict[str, Any] = {
     "ROBOTSTXT_MAX_CRAWL_DELAY": 0.2,
     "ROBOTSTXT_CRAWL_DELAY_EXCEEDED": "clamp",
 }
-CRAWL_SETTINGS = {
-    "CONCURRENT_REQUESTS": 64,
-    "TELNETCONSOLE_ENABLED": False,
-    "LOG_LEVEL": "WARNING",
-}
+CRAWL_SETTINGS = {"CONCURRENT_REQUESTS": 64, "TELNETCONSOLE_ENABLED": False}
 CMD_DELAY = 0.1
 RESERVE_SLOTS = 10_000
 SAMPLE = 2000  # keys per family whose value bytes are read
 SCRAPY_REDIS = "fleet:"  # the fleet project's spider is "fleet": its scrapy-redis keys
+#: --logs DIR: every crawl logs at INFO there (else WARNING, in a folder deleted after it)
+LOGS: list[Path] = []
+_LOG_NUMBERS = itertools.count()
 
 
 # -- processes -----------------------------------------------------------------------
@@ -206,23 +206,32 @@ class Crawl:
         return "; ".join(found) or "-"
 
 
+def log_file(work: Path, name: str) -> tuple[Path, dict[str, Any]]:
+    """Where a crawl logs, and at which level."""
+    if not LOGS:
+        return work / "crawl.log", {"LOG_LEVEL": "WARNING"}
+    return LOGS[0] / f"{next(_LOG_NUMBERS):02d}-{name}.log", {"LOG_LEVEL": "INFO"}
+
+
 def start_recording_crawl(urls: list[str], settings: dict[str, Any], env: dict[str, str], work: Path) -> Crawl:
-    urls_file, out, log = work / "urls.txt", work / "out.json", work / "crawl.log"
+    urls_file, out = work / "urls.txt", work / "out.json"
+    log, level = log_file(work, f"memory-{len(urls)}")
     urls_file.write_text("\n".join(urls))
     args = ["-m", "scrapy", "runspider", str(RECORDING_SPIDER), "-a", f"urls_file={urls_file}", "-a", f"out={out}"]
-    args += settings_args({**settings, "LOG_FILE": str(log)})
+    args += settings_args({**settings, **level, "LOG_FILE": str(log)})
     process = subprocess.Popen([PYTHON, *args], cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     return Crawl(process, out, log, time.monotonic())
 
 
 def start_fleet_crawler(urls: list[str], settings: dict[str, Any], env: dict[str, str], work: Path) -> Crawl:
     """A crawler of tests/fleet_project (scrapy-redis's scheduler and dupefilter)."""
-    out, log = work / "out.json", work / "crawl.log"
+    out = work / "out.json"
+    log, level = log_file(work, f"commands-{work.name}")
     urls_arg = ",".join(urls)
     if len(urls_arg) > 120_000:  # one argument of a command line is at most 128 KiB
         raise SystemExit(f"{len(urls)} URLs per crawler do not fit in -a urls=: fewer --cmd-sites or --pages")
     args = ["-m", "scrapy", "crawl", "fleet", "-a", f"urls={urls_arg}", "-a", f"out={out}"]
-    args += settings_args({**settings, "LOG_FILE": str(log)})
+    args += settings_args({**settings, **level, "LOG_FILE": str(log)})
     process = subprocess.Popen(
         [PYTHON, *args], cwd=FLEET_PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
     )
@@ -386,11 +395,12 @@ def save_memory(sites: int, client: redis.Redis, redis_url: str, env: dict[str, 
     started = time.monotonic()
     settings = {**SETTINGS, "ROBOTSTXT_REDIS_URL": redis_url}
     result = run_worker(["save", json.dumps(settings), "0", str(sites)], env, timeout)
+    seconds = time.monotonic() - started
     used = int(client.info("memory")["used_memory"]) - base
     notes = f"{result['records']} + {result['tdmrep']} records, {result['paced']} paced"
     if result.get("fallback"):
         notes += f"; {result['fallback']} FALLBACKS (Redis not used)"
-    return MemoryRun("save", sites, used, families(client), time.monotonic() - started, notes)
+    return MemoryRun("save", sites, used, families(client), seconds, notes)
 
 
 ORDER = ["robots.txt records", "tdmrep.json records", "pace", "locks", "heartbeats", "pauses", "epochs", "other"]
@@ -534,13 +544,13 @@ def crawl_commands(
         settings = {
             **{k: v for k, v in SETTINGS.items() if k.startswith("ROBOTSTXT_")},
             "REDIS_URL": server.url,
-            "LOG_LEVEL": "WARNING",
         }
         with tempfile.TemporaryDirectory(prefix="capacity-cmd-") as work:
             crawls = []
             for n, urls in enumerate(shares):
-                (Path(work) / str(n)).mkdir()
-                crawls.append(start_fleet_crawler(urls, settings, env, Path(work) / str(n)))
+                folder = Path(work) / f"{mode}-{n}"
+                folder.mkdir()
+                crawls.append(start_fleet_crawler(urls, settings, env, folder))
             deadline = time.monotonic() + timeout
             results = [crawl.wait(deadline) for crawl in crawls]
             notes = "; ".join(p for p in (c.problems(r) for c, r in zip(crawls, results)) if p != "-") or "-"
@@ -551,7 +561,17 @@ def crawl_commands(
     finally:
         proxy.stop()
     seconds = sum(c.ended - c.started for c in crawls)
-    notes = f"{downloaded} pages, robots.txt fetched {robots}x" + ("" if notes == "-" else f"; {notes}")
+    # The crawlers' own account: a second download of a site comes with a takeover or a fallback.
+    stats: Counter[str] = Counter()
+    for result in results:
+        stats.update({k.rsplit("/", 1)[1]: v for k, v in result.get("stats", {}).items() if "/fleet/" in k})
+    said = ", ".join(
+        f"{k} {stats[k]}" for k in ("fetch", "lock_wait", "lock_takeover", "fallback", "redis_unreachable")
+    )
+    twice = f" (MORE THAN ONCE PER SITE: {robots - sites})" if robots > sites else ""
+    notes = f"{downloaded} pages, robots.txt fetched {robots}x{twice}; robotstxt/fleet/* {said}" + (
+        "" if notes == "-" else f"; {notes}"
+    )
     return CommandRun(title, sites, downloaded, seconds, monitor, calls, notes)
 
 
@@ -757,7 +777,11 @@ def main() -> None:
     parser.add_argument("--ttl-days", type=float, default=1.0, help="ROBOTSTXT_CACHE_TTL for the sizing, days")
     parser.add_argument("--keep-days", type=float, default=2.0, help="the keep after expiry for the sizing, days")
     parser.add_argument("--tree", type=Path, default=ROOT, help="run the crawls with PYTHONPATH=DIR (default: here)")
+    parser.add_argument("--logs", type=Path, help="keep every crawl's log (at INFO) in this folder")
     args = parser.parse_args()
+    if args.logs:
+        args.logs.mkdir(parents=True, exist_ok=True)
+        LOGS.append(args.logs.resolve())
     tree = args.tree.resolve()
     if not (tree / "scrapy_robots" / "__init__.py").is_file():
         parser.error(f"{tree} has no scrapy_robots/")
