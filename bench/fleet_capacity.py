@@ -52,7 +52,8 @@ the crawls reach it through ``http_proxy``.
    Cost: N x (``--seconds`` + about 5 s of start-up).
 
 At the end, a sizing table from the figures measured: sites per day -> records kept (sites/day
-x (``ROBOTSTXT_CACHE_TTL`` + the keep after expiry) / one day: ``--ttl-days``, ``--keep-days``)
+x (``ROBOTSTXT_CACHE_TTL`` + ``ROBOTSTXT_FLEET_KEEP_AFTER_EXPIRY``) / one day: ``--ttl-days``,
+``--keep-days``)
 -> memory; the package's commands per second for the sites, and per 1,000 pages a second.
 
 ``--tree DIR`` runs every crawl and worker with PYTHONPATH=DIR: the same harness measures another
@@ -722,7 +723,7 @@ def report_sizing(
     kept_days = ttl + keep
     print(
         f"Sizing from these figures: records kept = sites/day x {kept_days:g} (ROBOTSTXT_CACHE_TTL {ttl:g} day + "
-        f"{keep:g} days kept after expiry)"
+        f"ROBOTSTXT_FLEET_KEEP_AFTER_EXPIRY {keep:g} days)"
     )
     plain = next((v for k, v in commands.items() if "without" in k), None)
     paced = next((v for k, v in commands.items() if "with " in k), None)
@@ -774,8 +775,8 @@ def main() -> None:
     parser.add_argument("--crawlers", type=sizes, default=[1, 2, 4], help="processes of each reservation run")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each reservation run (default 10)")
     parser.add_argument("--crawl-timeout", type=float, default=600.0, help="bound of each crawl, s (default 600)")
-    parser.add_argument("--ttl-days", type=float, default=1.0, help="ROBOTSTXT_CACHE_TTL for the sizing, days")
-    parser.add_argument("--keep-days", type=float, default=2.0, help="the keep after expiry for the sizing, days")
+    parser.add_argument("--ttl-days", type=float, default=1.0, help="ROBOTSTXT_CACHE_TTL, days (sizing)")
+    parser.add_argument("--keep-days", type=float, default=2.0, help="ROBOTSTXT_FLEET_KEEP_AFTER_EXPIRY, days")
     parser.add_argument("--tree", type=Path, default=ROOT, help="run the crawls with PYTHONPATH=DIR (default: here)")
     parser.add_argument("--logs", type=Path, help="keep every crawl's log (at INFO) in this folder")
     args = parser.parse_args()
