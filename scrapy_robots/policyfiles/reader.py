@@ -120,8 +120,8 @@ class RobotsReader:
         crawl's parser: its rules for the crawl's agent are an empty file's (a parser that
         reduces), else it allows the site's root and a page, with no delay."""
         assert entry.body is not None
-        if not states_no_rules(entry.body):
-            return False
+        # The crawl's parser first: most files give the agent rules, which settles it
+        # without reading the body a second time.
         try:
             if reduced is not None:
                 if self._empty_form is None:
@@ -130,16 +130,20 @@ class RobotsReader:
                         self.agent,
                     )
                     self._empty_form = "" if empty is None else empty[1]
-                return reduced[1] == self._empty_form
-            root = urljoin(entry.url or entry.site, "/")
-            return (
-                parser.allowed(root, self.agent)
-                and parser.allowed(urljoin(root, "/a/page.html?q=1"), self.agent)
-                and not parser.crawl_delay(self.agent)
-                and not parser.request_rate(self.agent)
-            )
+                if reduced[1] != self._empty_form:
+                    return False
+            else:
+                root = urljoin(entry.url or entry.site, "/")
+                if not (
+                    parser.allowed(root, self.agent)
+                    and parser.allowed(urljoin(root, "/a/page.html?q=1"), self.agent)
+                    and not parser.crawl_delay(self.agent)
+                    and not parser.request_rate(self.agent)
+                ):
+                    return False
         except Exception:  # a directive the parser cannot read, or a parser bug: the body is kept
             return False
+        return states_no_rules(entry.body)
 
     def _read_usage(self, entry: RobotsEntry) -> None:
         """The usage preferences of a restored entry: most files state none, found by a
