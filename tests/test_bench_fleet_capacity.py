@@ -33,7 +33,7 @@ def test_smallest_run_prints_bytes_commands_reservations_and_sizing():
     out = run.stdout
     assert run.returncode == 0, out[-3000:] + run.stderr[-3000:]
     # 1. The same 150 sites, crawled and written through the save path, cost the same.
-    assert "save path vs crawl at 150 sites" in out and "(agree within 5 %)" in out, out
+    assert "save path vs crawl at 150 sites" in out and "(keys agree within 5 %)" in out, out
     crawl = re.search(r"^crawl +150 +[\d,]+ +([\d,]+) ", out, re.M)
     assert crawl and 1000 < int(crawl[1].replace(",", "")) < 100_000, out
     assert "KILLED" not in out and "FALLBACKS" not in out and "failed" not in out, out

@@ -168,9 +168,10 @@ async def test_a_node_killed_and_restarted_mid_crawl(serve, cluster):
         began = time.monotonic()
         node.kill()
         await sleep(2)
+        restarted = time.time()
         node.start()
         await until_ok(cluster)
-        windows.append((began, time.monotonic(), time.time()))
+        windows.append((began, time.monotonic(), restarted))
     results = await finished(handles)
     assert sum(len(r["downloaded"]) for r in results) == 2 * pages
     for n, (began, back, _) in enumerate(windows):
@@ -182,8 +183,10 @@ async def test_a_node_killed_and_restarted_mid_crawl(serve, cluster):
         assert "is unreachable" in result["log"], result["log"][-3000:]
         # The pace is reserved in the cluster again within seconds of each node's return.
         resumed = _resumed_at(result["log"])
+        # From the node's restart (the log's seconds are whole): the cluster's own state
+        # may say ok later than the crawlers find the node again, on a loaded machine.
         for _, _, wall in windows:
-            assert any(wall - 1 <= at <= wall + 5 for at in resumed), (wall, resumed)
+            assert any(wall - 1 <= at <= wall + 6 for at in resumed), (wall, resumed)
     assert all(r["stats"].get("robotstxt/fleet/paced", 0) > 0 for r in results)
 
 
