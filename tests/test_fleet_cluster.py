@@ -23,7 +23,7 @@ from twisted.internet.defer import DeferredList
 from twisted.internet.task import deferLater
 
 from scrapy_robots.fleet import FleetPacer, RedisLink, RedisPacer
-from scrapy_robots.fleet.pacing import PACE_SHARDS, shard_of
+from scrapy_robots.fleet.reservations import PACE_SHARDS, shard_of
 
 # Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
 pytestmark = pytest.mark.timing

@@ -7,10 +7,10 @@
   over by exactly one waiter when the holder stops renewing it.
 - ``writeback.py``: the records written back when Redis lost them (a FLUSHALL, a restart
   without its data).
-- ``pacing.py``: :class:`RedisPacer`, one pace per downloader slot, reserved with atomic
-  scripts on Redis's own clock, its keys sharded by hash tag (a Redis Cluster serves it);
-  :class:`FleetPacer`, the fleet's pace as the middleware asks it, and what a crawler
-  does while Redis is away (``ROBOTSTXT_FLEET_OUTAGE``); :class:`SharedPacing`, the
+- ``reservations.py``: :class:`RedisPacer`, one pace per downloader slot, reserved with
+  atomic scripts on Redis's own clock, its keys sharded by hash tag (a Redis Cluster serves it).
+- ``pacing.py``: :class:`FleetPacer`, the fleet's pace as the middleware asks it, and what a
+  crawler does while Redis is away (``ROBOTSTXT_FLEET_OUTAGE``); :class:`SharedPacing`, the
   middleware's pacing call.
 - ``link.py``: :class:`RedisLink`, the connection (one Redis, or a Redis Cluster), its
   bound on calls in flight, and the circuit breaker (one outage, one rung; a PING says when Redis is back).
@@ -22,7 +22,8 @@ asyncio reactor.
 from __future__ import annotations
 
 from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
-from scrapy_robots.fleet.pacing import FleetPacer, RedisPacer
+from scrapy_robots.fleet.pacing import FleetPacer
+from scrapy_robots.fleet.reservations import RedisPacer
 from scrapy_robots.fleet.storage import RedisRobotsStorage
 
 __all__ = ["FleetPacer", "FleetUnavailable", "RedisLink", "RedisPacer", "RedisRobotsStorage"]

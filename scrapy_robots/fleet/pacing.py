@@ -1,7 +1,8 @@
 """A downloader slot's delay enforced across every crawler of the fleet.
 
-:class:`RedisPacer` keeps the pace in Redis; :class:`SharedPacing` is the middleware's
-pacing call (:mod:`scrapy_robots.pace.pacing`) when the storage shares a pace.
+:class:`~scrapy_robots.fleet.reservations.RedisPacer` keeps the pace in Redis;
+:class:`SharedPacing` is the middleware's pacing call (:mod:`scrapy_robots.pace.pacing`)
+when the storage shares a pace.
 
 The pace is one per downloader slot as Scrapy keys it (the host name, or the request's
 ``download_slot``), so sites on ports of one host share it, as they share the slot. Each
@@ -18,26 +19,10 @@ A request waiting for its turn keeps its place in the downloader's
 ``CONCURRENT_REQUESTS``, as a request queued in a slot for its delay does in Scrapy: a
 crawler takes no more requests out of a shared queue than it can download.
 
-The keys are sharded so that a Redis Cluster can serve them (``ROBOTSTXT_REDIS_CLUSTER``):
-every script's keys carry one hash tag, and no key is touched by every reservation.
-
-- A slot's pace lives in one of ``PACE_SHARDS`` shards (CRC-32 of the slot), beside that
-  shard's epoch (when its state began) and heartbeats (the crawlers live in it):
-  ``<prefix>:pace:{k}:<slot>``, ``<prefix>:pace-epoch:{k}``, ``<prefix>:crawlers:{k}``. An
-  epoch on the node of the paces it guards lives and dies with them: a node restarted
-  empty resets exactly its shards, and the crawlers see it by the epoch each reservation
-  returns (a new value is a reset; clocks are not compared, so a busy event loop is none).
-  What a crawler knows of the fleet for its outage turns (the crawlers, its rank, Redis's
-  clock) is per shard too: the crawlers that pace a slot are those that reserve in its shard.
-- A "slow down" pauses the slot in its pace (every reservation obeys it), then is listed in
-  one of ``PAUSE_SHARDS`` pause shards (``<prefix>:pauses:{j}``), its floor beside it, which
-  every crawler reads in one pipeline (one round trip per node). The two writes are not
-  atomic together: see :meth:`RedisPacer.pause`.
-
-256 pace shards spread over a cluster's primaries (about 85 each on 3), few enough that an
-epoch or a heartbeat set is shared by many slots (each crawler learns the fleet in every
-shard it uses), many enough that no shard is hot. 16 pause shards keep the poll at one
-small pipeline per crawler every half second. One Redis runs the same keys and scripts.
+The Redis side (the keys, their shards, the scripts) is :mod:`scrapy_robots.fleet.reservations`;
+here is what a crawler does with it: :class:`FleetPacer`, the fleet's
+:class:`~scrapy_robots.cache.SitePacer` (and what this crawler does while Redis is away), and
+:class:`SharedPacing`, the middleware's pacing call.
 """
 
 from __future__ import annotations
@@ -46,13 +31,13 @@ import asyncio
 import logging
 import math
 import time
-import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.cache.storage import SharedPauses
-from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
+from scrapy_robots.fleet.link import FleetUnavailable
+from scrapy_robots.fleet.reservations import RedisPacer, Reservation
 from scrapy_robots.pace.pacing import PAUSED, SitePacing
 from scrapy_robots.pace.slots import engine_closing
 from scrapy_robots.pace.waiting import CrawlClosing
@@ -68,253 +53,14 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: A slot's pace state outlives its last reserved start by this much (seconds): a key
-#: found missing is then a lost state (FLUSHALL, empty restart), not an idle slot.
-PACE_KEEP = 3600
-#: A slot's interval comes down to a smaller one asked only after no crawler asked the
-#: larger one for this long (seconds).
-INTERVAL_KEEP = 600
-#: A crawler counts as live while its last reservation is younger than this (seconds).
-HEARTBEAT = 30
 #: Seconds between two looks at the engine (is the crawl closing?) while a request waits.
 WATCH_INTERVAL = 0.25
 #: Seconds between two tries of a request held while Redis is away (ROBOTSTXT_FLEET_OUTAGE = "hold").
 HOLD_RETRY = 0.25
 TURN = "waiting for its turn in the fleet's pace"
-#: The pace shards: a slot's pace lives with its shard's epoch and heartbeats under one
-#: hash tag (one hash slot of a Redis Cluster), and no key is read by every reservation.
-PACE_SHARDS = 256
-#: The pause shards, each read by every crawler once per poll (one pipelined round trip).
-PAUSE_SHARDS = 16
 #: Seconds between two WARNINGs of a lost pace state: one loss is found shard by shard,
 #: as the crawler next reserves in each (the stat counts every shard).
 RESET_QUIET = 10.0
-
-
-def shard_of(slot: str, shards: int) -> int:
-    """The shard of a downloader slot: the same in every crawler (CRC-32, not ``hash``)."""
-    return zlib.crc32(slot.encode("utf-8", "backslashreplace")) % shards
-
-
-# The fleet's clock and the state of a slot's pace, shared by the pace scripts.
-# KEYS[1]: the slot's pace, a hash: last reserved start, interval, when the interval was
-#          last asked (microseconds, Redis clock)
-# KEYS[2]: the shard's epoch: when its pace state began (a FLUSHALL or an empty restart
-#          of its node begins a new one)
-# ARGV[1]: the interval this crawler asks for the slot, in microseconds
-# ARGV[2]: the wait when the slot's state is missing (microseconds after the epoch):
-#          reservations given before the state was lost must have passed
-_STATE = f"""
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local epoch = tonumber(redis.call('GET', KEYS[2]) or '0')
-if epoch == 0 then
-  epoch = now
-  redis.call('SET', KEYS[2], string.format('%d', now))
-end
-local asked = tonumber(ARGV[1])
-local state = redis.call('HMGET', KEYS[1], 'last', 'interval', 'asked_at')
-local interval = tonumber(state[2] or '0')
-local asked_at = tonumber(state[3] or '0')
-if asked >= interval or now - asked_at > {INTERVAL_KEEP * 1_000_000} then
-  interval = asked
-  asked_at = now
-end
-local function save(last)
-  redis.call('HSET', KEYS[1], 'last', string.format('%d', last), 'interval', string.format('%d', interval),
-             'asked_at', string.format('%d', asked_at))
-  redis.call('PEXPIRE', KEYS[1], math.floor(math.max(last - now, 0) / 1000) + {PACE_KEEP * 1000})
-end
-"""
-
-# ARGV[3]: the least wait this crawler needs (microseconds, relative: no clock is compared)
-# ARGV[4]: this crawler's id, for the shard's heartbeats (KEYS[3], a sorted set)
-# Returns {microseconds to wait, live crawlers of the shard, this crawler's rank among them,
-#          Redis time since the epoch (microseconds), 1 if the slot's state was missing, the epoch}
-RESERVE = (
-    _STATE
-    + f"""
-local start = now + tonumber(ARGV[3])
-local missing = 0
--- ARGV[5]: this crawler's "slow down" floor, not kept: its start comes that long after the last
-local step = math.max(interval, tonumber(ARGV[5] or '0'))
-if state[1] then
-  start = math.max(start, tonumber(state[1]) + step)
-else
-  start = math.max(start, epoch + tonumber(ARGV[2]))
-  missing = 1
-end
-save(start)
-redis.call('ZADD', KEYS[3], now, ARGV[4])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - {HEARTBEAT * 1_000_000})
-redis.call('PEXPIRE', KEYS[3], {HEARTBEAT * 1000})
-local live = redis.call('ZRANGE', KEYS[3], 0, -1)
-table.sort(live)
-local rank = 0
-for i, id in ipairs(live) do
-  if id == ARGV[4] then rank = i - 1 end
-end
-return {{start - now, #live, rank, now - epoch, missing, epoch}}
-"""
-)
-
-# A start that already happened (the robots.txt fetch) ARGV[3] microseconds ago.
-MARK = (
-    _STATE
-    + """
-local started = now - tonumber(ARGV[3])
-if state[1] then
-  save(math.max(started, tonumber(state[1])))
-else
-  save(math.max(started, epoch + tonumber(ARGV[2]) - interval))
-end
-return 0
-"""
-)
-
-# A "slow down" (scrapy_robots.pace.backoff): no start of the slot before ARGV[3]
-# microseconds from now, in the slot's pace (what every reservation of the slot reads).
-PAUSE = (
-    _STATE
-    + """
-save(math.max(tonumber(state[1] or '0'), now + tonumber(ARGV[3])))
-return 0
-"""
-)
-
-# The same pause listed in its pause shard (KEYS[1], a hash: slot -> "<end> <floor>", on
-# this node's clock), which every crawler reads (PAUSES) for the slots it does not pace
-# through the fleet. ARGV: the slot, microseconds from now, the pause's floor (microseconds).
-LIST_PAUSE = f"""
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local ends = now + tonumber(ARGV[2])
-local found = redis.call('HGET', KEYS[1], ARGV[1])
-if found then
-  ends = math.max(ends, tonumber(string.match(found, '^(%d+)')) or 0)
-end
-redis.call('HSET', KEYS[1], ARGV[1], string.format('%d %d', ends, tonumber(ARGV[3])))
-local keep = math.floor((ends - now) / 1000) + {PACE_KEEP * 1000}
-if redis.call('PTTL', KEYS[1]) < keep then
-  redis.call('PEXPIRE', KEYS[1], keep)
-end
-return 0
-"""
-
-# A pause shard's slots paused now: {slot, microseconds left, the pause's floor, ...}; the
-# pauses that ended are dropped. KEYS[1]: the shard's hash.
-PAUSES = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local found = redis.call('HGETALL', KEYS[1])
-local out = {}
-for i = 1, #found, 2 do
-  local ends, floor = string.match(found[i + 1], '^(%d+) (%d+)$')
-  ends = tonumber(ends)
-  if ends == nil or ends <= now then
-    redis.call('HDEL', KEYS[1], found[i])
-  else
-    table.insert(out, found[i])
-    table.insert(out, ends - now)
-    table.insert(out, tonumber(floor))
-  end
-end
-return out
-"""
-
-
-@dataclass(frozen=True)
-class Reservation:
-    wait: float  #: seconds until the reserved start
-    crawlers: int  #: live crawlers of the slot's shard (this one included)
-    rank: int  #: this crawler's place among them (0 to crawlers - 1), the same in every crawler's view
-    fleet_time: float  #: Redis's clock, in seconds since the shard's epoch
-    lost: bool  #: the slot's pace state was missing
-    epoch: int = 0  #: the shard's epoch: another value than last time is a pace state lost
-
-
-class RedisPacer:
-    """The fleet's pace in Redis: a slot's keys live in one of ``PACE_SHARDS`` shards."""
-
-    def __init__(self, link: RedisLink, prefix: str, crawler_id: str):
-        self.link = link
-        self.prefix = prefix
-        self.crawler_id = crawler_id
-        self._script: Any = link.client.register_script(RESERVE)
-        self._mark: Any = link.client.register_script(MARK)
-        self._pause: Any = link.client.register_script(PAUSE)
-        self._list_pause: Any = link.client.register_script(LIST_PAUSE)
-
-    @staticmethod
-    def shard(slot: str) -> int:
-        return shard_of(slot, PACE_SHARDS)
-
-    def _keys(self, slot: str) -> list[str]:
-        tag = f"{{{self.shard(slot)}}}"  # one hash slot for the shard's keys
-        return [f"{self.prefix}:pace:{tag}:{slot}", f"{self.prefix}:pace-epoch:{tag}", f"{self.prefix}:crawlers:{tag}"]
-
-    def _pauses_key(self, shard: int) -> str:
-        return f"{self.prefix}:pauses:{{{shard}}}"
-
-    async def reserve(
-        self, slot: str, interval: float, not_before: float, unknown: float, raised: float = 0.0
-    ) -> Reservation:
-        """Reserve the slot's next start, at least ``not_before`` seconds from now, and at
-        least ``unknown`` seconds after the epoch if the slot's state is missing; ``raised``:
-        this crawler's "slow down" interval, which spaces this start only (not kept). Raises
-        :class:`~scrapy_robots.fleet.link.FleetUnavailable`."""
-        wait, crawlers, rank, fleet_time, lost, epoch = await self.link.call(
-            self._script,
-            keys=self._keys(slot),
-            args=[_micro(interval), _micro(unknown), _micro(not_before), self.crawler_id, _micro(raised)],
-        )
-        return Reservation(int(wait) / 1e6, int(crawlers), int(rank), int(fleet_time) / 1e6, bool(lost), int(epoch))
-
-    async def mark_start(self, slot: str, interval: float, ago: float, unknown: float) -> None:
-        """Count a request that started ``ago`` seconds ago (the robots.txt fetch, which
-        the fleet did not reserve) in the slot's pace. Raises FleetUnavailable."""
-        await self.link.call(
-            self._mark, keys=self._keys(slot)[:2], args=[_micro(interval), _micro(unknown), _micro(ago)]
-        )
-
-    async def pause(self, slot: str, interval: float, seconds: float) -> None:
-        """No start of the slot for ``seconds`` (a "slow down"), for every crawler; its
-        interval at least ``interval`` (the raised delay). Raises FleetUnavailable.
-
-        Two calls: the pause in the slot's pace (every reservation of the slot obeys it),
-        then in its pause shard, which the crawlers read for the slots they pace alone.
-        Not atomic, and need not be: if the second is lost (its node away, this crawler
-        killed in between), the slot's fleet pace still holds the pause, and a crawler
-        that paces the slot alone hears the site's own "slow down" at its next request."""
-        await self.link.call(self._pause, keys=self._keys(slot)[:2], args=[0, 0, _micro(seconds)])
-        await self.link.call(
-            self._list_pause,
-            keys=[self._pauses_key(shard_of(slot, PAUSE_SHARDS))],
-            args=[slot, _micro(seconds), _micro(interval)],
-        )
-
-    async def pauses(self) -> list[tuple[str, float, float]]:
-        """The slots paused now: (slot, seconds left, interval), every pause shard read
-        in one pipeline (on a cluster, one round trip per node, in parallel). Raises
-        FleetUnavailable."""
-        pipe = self.link.client.pipeline(transaction=False)
-        for shard in range(PAUSE_SHARDS):
-            # EVAL, not EVALSHA: a pipeline cannot load a script that a node lost (restarted).
-            pipe.eval(PAUSES, 1, self._pauses_key(shard))
-        shards = await self.link.call(pipe.execute)
-        return [
-            (_text(found[i]), int(found[i + 1]) / 1e6, int(found[i + 2]) / 1e6)
-            for found in shards
-            for i in range(0, len(found), 3)
-        ]
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _micro(seconds: float) -> int:
-    return int(max(seconds, 0.0) * 1_000_000)
 
 
 #: Seconds after Redis answers again during which this crawler still keeps to its own

@@ -24,7 +24,8 @@ from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry, RobotsStorage
 from scrapy_robots.cache.entry import entry_from_record, pack, unpack
 from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
 from scrapy_robots.fleet.lock import FetchLock
-from scrapy_robots.fleet.pacing import FleetPacer, RedisPacer
+from scrapy_robots.fleet.pacing import FleetPacer
+from scrapy_robots.fleet.reservations import RedisPacer
 from scrapy_robots.fleet.writeback import RecordsWriteBack
 from scrapy_robots.settings.config import RobotsConfig
 
