@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shutil
 import socket
-import subprocess
 import time
 
 from redis_server import RedisServer, free_port
@@ -20,29 +19,11 @@ SLOTS = 16384
 
 class ClusterNode(RedisServer):
     def __init__(self, port: int | None = None):
-        super().__init__(port)
         #: The cluster bus, on a port of its own (port + 10000 may be out of range).
         self.bus_port = free_port()
-
-    def spawn(self) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise RuntimeError("redis-server is not installed: `make test` installs it (Debian package redis-server)")
-        self.process = subprocess.Popen(
-            [
-                binary,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                self.dir,
-                "--logfile",
-                "",
+        super().__init__(
+            port,
+            args=(
                 "--cluster-enabled",
                 "yes",
                 "--cluster-port",
@@ -53,9 +34,7 @@ class ClusterNode(RedisServer):
                 "2000",
                 "--cluster-require-full-coverage",
                 "no",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            ),
         )
 
     def command(self, *args: str | int) -> bytes:

@@ -173,9 +173,11 @@ def robots_keys(redis_url: str) -> list[bytes]:
 
 
 class Held:
-    """A page that answers only when the test says so: keeps a crawler alive."""
+    """A page (or a robots.txt) that answers only when the test says so: keeps a crawler
+    alive, or a fetch in flight."""
 
-    def __init__(self):
+    def __init__(self, text: bytes = b"<html>held</html>", content_type: bytes = b"text/html"):
+        self.text, self.content_type = text, content_type
         self.requests = []
 
     def __call__(self, request):
@@ -185,7 +187,8 @@ class Held:
     def release(self) -> None:
         for request in self.requests:
             if not request.finished and request.channel is not None:
-                request.write(b"<html>held</html>")
+                request.setHeader(b"content-type", self.content_type)
+                request.write(self.text)
                 request.finish()
 
 
@@ -237,24 +240,6 @@ async def test_records_written_back_after_a_flush(serve, redis):
     assert written == 2 * 3, [r["stats"] for r in results]
 
 
-class HeldRobots:
-    """A robots.txt that answers only when the test says so."""
-
-    def __init__(self):
-        self.requests = []
-
-    def __call__(self, request):
-        self.requests.append(request)
-        return NOT_DONE_YET
-
-    def release(self) -> None:
-        for request in self.requests:
-            if not request.finished and request.channel is not None:
-                request.setHeader(b"content-type", b"text/plain")
-                request.write(ROBOTS.encode())
-                request.finish()
-
-
 @pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_a_waiter_reads_the_record_its_holder_saved_during_an_outage_twice(serve, redis):
@@ -264,7 +249,7 @@ async def test_a_waiter_reads_the_record_its_holder_saved_during_an_outage_twice
     reads the holder's record once it is shared instead of downloading the file itself
     (it did so at the outage's first failed call before)."""
     for outage in range(2):
-        robots, held = HeldRobots(), Held()
+        robots, held = Held(ROBOTS.encode(), b"text/plain"), Held()
         site = serve(robots, routes={"/held": held})
         urls = [f"{site.url}/p{j}" for j in range(3)]
         # The holder crawls on past the outage (a page of it answers at the end), as in a
