@@ -223,7 +223,9 @@ async def test_a_job_s_pauses_as_an_earlier_version_kept_them_are_restored(serve
     assert stat(crawler, "robotstxt/backoff/restored") == 1
     hits = sorted(hit.at for hit in site.page_hits())
     assert len(hits) == 3 and hits[0] - began >= 1.9, [hit - began for hit in hits]
-    assert all(later - earlier >= 0.95 for earlier, later in zip(hits, hits[1:])), hits
+    # Paced at the delay (unrestored, they would come together): the server sees a start a
+    # little late, by ~50 ms at worst under make test's load (one gap of 0.9487 s seen).
+    assert all(later - earlier >= 0.9 for earlier, later in zip(hits, hits[1:])), hits
     [line] = [r.getMessage() for r in caplog.records if "restored from the job" in r.getMessage()]
     assert line.startswith(f"Slot {site.host} restored from the job: paused ") and line.endswith("at a delay of 1s")
 

@@ -32,11 +32,11 @@ def test_smallest_run_prints_bytes_commands_reservations_and_sizing():
     )
     out = run.stdout
     assert run.returncode == 0, out[-3000:] + run.stderr[-3000:]
+    assert "KILLED" not in out and "FALLBACKS" not in out and "failed" not in out, out
     # 1. The same 150 sites, crawled and written through the save path, cost the same.
     assert "save path vs crawl at 150 sites" in out and "(keys agree within 5 %)" in out, out
     crawl = re.search(r"^crawl +150 +[\d,]+ +([\d,]+) ", out, re.M)
     assert crawl and 1000 < int(crawl[1].replace(",", "")) < 100_000, out
-    assert "KILLED" not in out and "FALLBACKS" not in out and "failed" not in out, out
     families = out.split("Key families", 1)[1].split("save path vs crawl", 1)[0]
     assert "robots.txt records" in families and "tdmrep.json records" in families and "pace" in families, out
     # 2. Both crawls counted; the pace's reservations only where there is a Crawl-delay.

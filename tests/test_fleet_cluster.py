@@ -263,6 +263,38 @@ async def test_a_busy_event_loop_is_no_pace_reset_and_a_flushall_is(redis, caplo
     assert len(warnings) == 1, warnings  # the second flush within RESET_QUIET: counted, not said again
 
 
+@pytest_twisted.ensureDeferred
+async def test_answers_seen_late_leave_the_estimate_of_redis_s_clock_where_the_prompt_ones_put_it(redis):
+    # The crawlers' turns of an outage meet on Redis's clock as each one estimates it: an
+    # answer seen late (a busy loop) must not move the estimate back by its lateness, a
+    # prompt one after it keeps it, and a new epoch (FLUSHALL) learns it anew.
+    shard = shard_of("example.com", PACE_SHARDS)
+
+    async def scenario() -> tuple[list[float], float]:
+        link = RedisLink(redis.url, 2.0)
+        pacer = SlowLoop(link, "scrapy-robots-test", "crawler-1")
+        fleet = FleetPacer(pacer, lambda _: None, margin=0.0)
+        offsets = []
+        try:
+            for busy in (0.0, 0.3, 0.0, 0.5, 0.0):
+                pacer.busy = busy
+                await fleet.reserve("example.com", 0.01)
+                offsets.append(fleet.shards[shard].offset)
+            redis.flushall()
+            await fleet.reserve("example.com", 0.01)
+            return offsets, fleet.shards[shard].offset
+        finally:
+            await link.close()
+
+    offsets, anew = await deferred_from_coro(scenario())
+    # Late answers (0.3 s, 0.5 s) leave it within a few ms (the prompt answers' own way
+    # back, OFFSET_FORGET a second); taken as they came, they would set it 0.3 and 0.5 s back.
+    assert max(offsets) - min(offsets) < 0.02, offsets
+    # After the FLUSHALL the shard's clock counts from a new epoch, 0.8 s and more later:
+    # its offset is that much lower, not held at the old one.
+    assert offsets[-1] - anew > 0.7, (offsets, anew)
+
+
 def test_a_cluster_named_by_a_unix_socket_fails_at_startup_naming_it():
     from scrapy.settings import Settings
 

@@ -67,6 +67,9 @@ RESET_QUIET = 10.0
 #: turns of the outage (ROBOTSTXT_FLEET_OUTAGE = "spread"): the other crawlers may still
 #: be on theirs until their own next try of Redis (the link's backoff, up to 30 s).
 REJOIN = 30.0
+#: Seconds a second by which the best estimate of Redis's clock is let go (see
+#: :meth:`FleetPacer._learn`): a clock that drifts or steps back is followed at this rate.
+OFFSET_FORGET = 0.001
 
 
 @dataclass(frozen=True)
@@ -90,12 +93,14 @@ class Turns:
 class ShardView:
     """What the last reservation in a pace shard said of the fleet: the crawlers live in
     the shard, this one's rank among them, Redis's clock (seconds since the shard's
-    epoch) minus ours, and the epoch."""
+    epoch) minus ours (the best estimate so far, made at ``seen`` on our clock), and the
+    epoch."""
 
     crawlers: int
     rank: int
     offset: float
     epoch: int
+    seen: float = 0.0
 
     def turns(self) -> Turns:
         return Turns(self.offset, self.crawlers, self.rank)
@@ -185,9 +190,16 @@ class FleetPacer:
                     "reservations given before",
                     {"crawlers": known.crawlers},
                 )
-        self.shards[shard] = ShardView(
-            reservation.crawlers, reservation.rank, reservation.fleet_time - self.clock(), reservation.epoch
-        )
+        # Redis's clock is read when the script ran and ours when its answer is seen here, so
+        # each offset falls short by the answer's way back (a busy loop, a loaded machine),
+        # never over: the largest one is the closest, and the crawlers' turns of an outage
+        # meet on it. It is let go at OFFSET_FORGET a second (clocks drift), and anew at a
+        # new epoch (the times count from another start).
+        now = self.clock()
+        offset = reservation.fleet_time - now
+        if known is not None and reservation.epoch == known.epoch:
+            offset = max(offset, known.offset - OFFSET_FORGET * (now - known.seen))
+        self.shards[shard] = ShardView(reservation.crawlers, reservation.rank, offset, reservation.epoch, now)
 
     def _away(self) -> None:
         if self.away_since is not None:
