@@ -152,6 +152,106 @@ async def test_outages_move_the_backoff_one_rung_and_calls_resume_within_two_sec
     assert sum(1 for _, _, ok in load.calls if ok) > 1000
 
 
+#: Redis answers ARGV[1] after 50 ms of its own time: the answer comes while the loop is busy.
+SLOW = """
+local function now() local t = redis.call('TIME') return t[1] * 1000000 + t[2] end
+local start = now()
+while now() - start < 50000 do end
+return ARGV[1]
+"""
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_loop_busy_past_a_call_s_deadline_is_not_an_outage_and_a_hang_after_it_is(redis, caplog):
+    # A robots.txt of 500 KiB parses for about a second, with calls in flight: Redis
+    # answers meanwhile, and the loop finds the answer and the timeout due together. Twice
+    # (a script, a pipeline), then Redis hung for real (SIGSTOP): that one takes the link
+    # down, once, and it comes back.
+    caplog.set_level(logging.WARNING, logger="scrapy_robots.fleet.link")
+    stats = Stats()
+    link = RedisLink(redis.url, 0.5, stats=stats)
+    slow = link.client.register_script(SLOW)
+    loop = asyncio.get_running_loop()
+
+    def busy(seconds: float) -> None:
+        loop.call_later(0.01, time.sleep, seconds)  # the loop blocks while Redis works
+
+    async def scenario() -> list[object]:
+        seen: list[object] = []
+        try:
+            await link.call(slow, args=["warm"])  # the pool holds a connection, the script is loaded
+            busy(1.0)
+            seen.append(await link.call(slow, args=["answer"]))
+            busy(1.0)
+            seen.append(await link.call(link.piped(lambda pipe: (pipe.eval(SLOW, 0, "piped"), pipe.ping()))))
+            seen.append(link.down)
+            redis.pause()
+            try:
+                await link.call(slow, args=["hung"])
+            except FleetUnavailable:
+                seen.append("unavailable")
+            seen.append(link.down)
+        finally:
+            redis.resume()
+        await until(lambda: link.available(), timeout=3)
+        seen.append(await link.call(slow, args=["back"]))
+        await link.close()
+        return seen
+
+    seen = await deferred_from_coro(scenario())
+    assert seen == [b"answer", [b"piped", True], False, "unavailable", True, b"back"], seen
+    assert stats.values.get("robotstxt/fleet/redis_late") == 2, stats.values
+    assert stats.values.get("robotstxt/fleet/redis_unreachable") == 1, stats.values
+    assert link_lines(caplog) == ["unreachable", "back"], caplog.text
+
+
+class SentTwice(RedisLink):
+    """A link whose lock SETs are sent twice, the first answer lost: what a SET NX that
+    landed and timed out late (the loop busy) looks like to the lock after the link
+    sends it again."""
+
+    async def call(self, method, *args, **kwargs):
+        if getattr(method, "__name__", "") == "set" and kwargs.get("nx"):
+            await super().call(method, *args, **kwargs)
+        return await super().call(method, *args, **kwargs)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_lock_whose_set_was_sent_again_is_held_by_its_crawler_not_waited_for(redis):
+    # The second SET NX answers None (the key is there): the lock holds this crawler's
+    # own token, so it fetches at once, for two sites in a row, and gives both locks back.
+    from scrapy_robots.fleet.lock import FetchLock
+
+    counted: list[str] = []
+    link = SentTwice(redis.url, 0.5)
+    lock = FetchLock(link, ttl=10.0, wait=30.0, count=counted.append)
+
+    async def scenario() -> list[object]:
+        seen: list[object] = []
+        try:
+            for site in ("http://a.example", "http://b.example"):
+                began = time.monotonic()
+                entry = await lock.run(site, f"scrapy-robots-test:site:{{{site}}}", fetched(site), nothing)
+                seen += [entry, time.monotonic() - began < 2.0]
+                seen.append(await link.call(link.client.exists, f"scrapy-robots-test:site:{{{site}}}:lock"))
+        finally:
+            await link.close()
+        return seen
+
+    async def nothing(site: str) -> None:
+        return None
+
+    def fetched(site: str):
+        async def fetch() -> str:
+            return f"fetched {site}"
+
+        return fetch
+
+    seen = await deferred_from_coro(scenario())
+    assert seen == ["fetched http://a.example", True, 0, "fetched http://b.example", True, 0], seen
+    assert counted.count("fetch") == 2 and "lock_wait" in counted, counted
+
+
 @pytest_twisted.ensureDeferred
 async def test_a_call_in_flight_across_an_outage_does_not_take_the_link_down_again(redis, caplog):
     caplog.set_level(logging.WARNING, logger="scrapy_robots.fleet.link")

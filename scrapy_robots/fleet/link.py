@@ -17,6 +17,15 @@ A failure moves the link only if the call started since the link last changed: t
 calls in flight when Redis went away fail together and count as one outage (one rung
 of the backoff), and a call started before Redis came back cannot take it down again.
 
+A timeout is Redis's only if the event loop was listening when it came: a loop blocked
+past a call's deadline (a large robots.txt parsed, a crawl starting) finds Redis's answer
+and its own timer due together, and the timer wins. A call that times out later than
+``LATE`` past its deadline is made once more (``robotstxt/fleet/redis_late``), so a busy
+loop is not taken for a hung Redis. Every call is made again whole: a pipeline is passed
+as a function that builds and sends it (:meth:`RedisLink.piped`), and the calls that
+change something are safe to repeat (a lock's SET NX that had landed is found holding the
+caller's own token, a second reservation only spaces the slot more).
+
 On a Redis Cluster (:func:`redis_client`, ``ROBOTSTXT_REDIS_CLUSTER``) the link is one for
 the whole cluster: a node that fails takes it down, and redis-py sends the PING to every
 node, so the link comes back when the whole cluster answers.
@@ -47,6 +56,8 @@ FIRST_BACKOFF = 0.25
 #: Small: a PING a second is nothing to a Redis that is down, and the fleet's pace is
 #: back within about a second of Redis answering.
 MAX_BACKOFF = 1.0
+#: Seconds past its deadline after which a timeout is the busy loop's, not Redis's.
+LATE = 0.1
 #: ROBOTSTXT_REDIS_CONNECTIONS' default (redis-py's pool refuses a 101st connection).
 DEFAULT_CONNECTIONS = 50
 
@@ -128,6 +139,7 @@ class RedisLink:
         Redis at ``url``. ``sentinel``: the Sentinel client that names its primary, closed
         with it; ``where``: how the log names the server (default ``url``)."""
         self.url = where or url
+        self.timeout = timeout
         self.client = client if client is not None else _single(url, _options(timeout, connections))
         self._sentinel = sentinel
         import redis
@@ -138,6 +150,7 @@ class RedisLink:
             OSError,
             asyncio.TimeoutError,
         )
+        self._timeouts = (redis.exceptions.TimeoutError, asyncio.TimeoutError)
         #: The primary's address while the link was last up (Sentinel only).
         self._primary: tuple[str, int] | None = None
         self._turns = asyncio.Semaphore(connections)
@@ -181,13 +194,34 @@ class RedisLink:
             if self.down:  # it went down while this call waited for its turn
                 raise FleetUnavailable(f"Redis at {self.url} is unreachable")
             changes = self._changes
-            try:
-                return await method(*args, **kwargs)
-            except self._errors as exc:
+            for again in (False, True):
+                started = self.clock()
+                try:
+                    return await method(*args, **kwargs)
+                except self._timeouts as exc:
+                    if not again and self.clock() - started > self.timeout + LATE and changes == self._changes:
+                        self._inc("redis_late")
+                        continue
+                    error: BaseException = exc
+                except self._errors as exc:
+                    error = exc
                 self._inc("redis_errors")
                 if changes == self._changes:
-                    await self._went_down(exc)
-                raise FleetUnavailable(_describe(exc)) from exc
+                    await self._went_down(error)
+                raise FleetUnavailable(_describe(error)) from error
+            raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    def piped(self, build: Callable[[Any], object]) -> Callable[[], Awaitable[list[Any]]]:
+        """A pipeline (no transaction) that :meth:`call` can send again whole: ``build``
+        adds its commands to a new pipeline at each sending (a sent one is emptied, even
+        when its answer never came)."""
+
+        def send() -> Awaitable[list[Any]]:
+            pipe = self.client.pipeline(transaction=False)
+            build(pipe)
+            return pipe.execute()
+
+        return send
 
     async def _went_down(self, exc: BaseException) -> None:
         self.down = True

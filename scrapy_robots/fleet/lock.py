@@ -75,6 +75,9 @@ return 0
 STOPPED = "stopped"  # the lock expired: its holder stopped renewing it
 RELEASED = "released"  # gone with more than a third of its TTL left, and no result
 OVERDUE = "overdue"  # the holder kept renewing past ROBOTSTXT_FLEET_LOCK_WAIT
+#: The lock holds this crawler's own token: its SET, sent again after a late timeout
+#: (scrapy_robots.fleet.link), had landed the first time.
+OURS = "ours"
 
 
 class FetchLock:
@@ -125,8 +128,8 @@ class FetchLock:
         took_over: tuple[str, float] | None = None
         waited = False
         while True:
-            if took_over is not None and took_over[0] == OVERDUE:
-                held = True  # TAKE_FROM set it
+            if took_over is not None and took_over[0] in (OVERDUE, OURS):
+                held = True  # TAKE_FROM set it, or our own SET had
             else:
                 self.held[lock] = token  # before the SET: a close while it is on the wire gives it back
                 held = bool(await self.link.call(self.link.client.set, lock, token, nx=True, px=self._px))
@@ -142,7 +145,7 @@ class FetchLock:
                 if entry is not None:
                     await self._give_back(lock, token)
                     return entry
-                if took_over is not None:
+                if took_over is not None and took_over[0] != OURS:
                     self._say_taken_over(site, *took_over)
                 return await self._fetch(site, lock, token, fetch)
             self.held.pop(lock, None)
@@ -189,6 +192,8 @@ class FetchLock:
                     raise
                 continue
             away = None
+            if current == token.encode():
+                return OURS, self.clock() - started
             if current is None:
                 # A live holder renews its lock every third of the TTL: a lock last seen
                 # with less than a third left had stopped being renewed.
@@ -204,11 +209,13 @@ class FetchLock:
 
     async def _look(self, key: str, lock: str) -> list[Any]:
         """The record as stored, the lock's holder and its TTL in ms: one round trip."""
-        pipe = self.link.client.pipeline(transaction=False)
-        pipe.get(key)
-        pipe.get(lock)
-        pipe.pttl(lock)
-        return await self.link.call(pipe.execute)
+
+        def build(pipe: Any) -> None:
+            pipe.get(key)
+            pipe.get(lock)
+            pipe.pttl(lock)
+
+        return await self.link.call(self.link.piped(build))
 
     async def _fetch(
         self, site: str, lock: str, token: str, fetch: Callable[[], Awaitable[RobotsEntry]]
@@ -265,11 +272,13 @@ class FetchLock:
         held, self.held = self.held, {}
         if not held:
             return
-        pipe = self.link.client.pipeline(transaction=False)
-        for lock, token in held.items():
-            pipe.eval(RELEASE, 1, lock, token)  # EVAL: a cluster's pipeline refuses EVALSHA
+
+        def build(pipe: Any) -> None:
+            for lock, token in held.items():
+                pipe.eval(RELEASE, 1, lock, token)  # EVAL: a cluster's pipeline refuses EVALSHA
+
         try:
-            await self.link.call(pipe.execute)
+            await self.link.call(self.link.piped(build))
         except FleetUnavailable:
             pass  # their expiry frees them
 

@@ -251,11 +251,13 @@ class RedisPacer:
         """The slots paused now: (slot, seconds left, interval), every pause shard read
         in one pipeline (on a cluster, one round trip per node, in parallel). Raises
         FleetUnavailable."""
-        pipe = self.link.client.pipeline(transaction=False)
-        for shard in range(PAUSE_SHARDS):
-            # EVAL, not EVALSHA: a pipeline cannot load a script that a node lost (restarted).
-            pipe.eval(PAUSES, 1, self._pauses_key(shard))
-        shards = await self.link.call(pipe.execute)
+
+        def build(pipe: Any) -> None:
+            for shard in range(PAUSE_SHARDS):
+                # EVAL, not EVALSHA: a pipeline cannot load a script that a node lost (restarted).
+                pipe.eval(PAUSES, 1, self._pauses_key(shard))
+
+        shards = await self.link.call(self.link.piped(build))
         return [
             (_text(found[i]), int(found[i + 1]) / 1e6, int(found[i + 2]) / 1e6)
             for found in shards

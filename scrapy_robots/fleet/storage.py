@@ -170,10 +170,12 @@ class RedisRobotsStorage(RobotsStorage):
         """The fleet's entry for ``site``, fresh or not. Raises :class:`FleetUnavailable`."""
         # Both forms in one round trip (two commands): a miss, the first visit of every
         # site, costs no second round trip, and an earlier version's record is found.
-        pipe = self.link.client.pipeline(transaction=False)
-        pipe.get(self._key(site))
-        pipe.hgetall(self._old_key(site))
-        packed, raw = await self.link.call(pipe.execute)
+
+        def build(pipe: Any) -> None:
+            pipe.get(self._key(site))
+            pipe.hgetall(self._old_key(site))
+
+        packed, raw = await self.link.call(self.link.piped(build))
         try:
             if packed is not None:
                 entry = unpack(packed)

@@ -31,7 +31,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
 
@@ -135,11 +135,13 @@ class RecordsWriteBack:
         """Read the epochs; write back what Redis lacks when one changed. Raises
         :class:`~scrapy_robots.fleet.link.FleetUnavailable`."""
         keys = await self._epoch_keys()
-        pipe = self.link.client.pipeline(transaction=False)
-        for key in keys:
-            # EVAL, not EVALSHA: a pipeline cannot load a script that a node lost (restarted).
-            pipe.eval(EPOCH, 1, key, uuid.uuid4().hex)
-        found = dict(zip(keys, await self.link.call(pipe.execute)))
+
+        def build(pipe: Any) -> None:
+            for key in keys:
+                # EVAL, not EVALSHA: a pipeline cannot load a script that a node lost (restarted).
+                pipe.eval(EPOCH, 1, key, uuid.uuid4().hex)
+
+        found = dict(zip(keys, await self.link.call(self.link.piped(build))))
         lost = sum(1 for key, epoch in found.items() if key in self.epochs and self.epochs[key] != epoch)
         # A primary met after the first check (its slots moved to it, maybe emptied) is written back to as well.
         met = bool(self.epochs) and any(key not in self.epochs for key in found)
@@ -227,9 +229,13 @@ class RecordsWriteBack:
         return held, written
 
     async def _write(self, batch: list[RobotsEntry]) -> int:
-        pipe = self.link.client.pipeline(transaction=False)
-        for entry in batch:
-            value, ttl_ms = self.value(entry)
-            pipe.set(self.key(entry.site), value, nx=True, px=max(ttl_ms, 1))
-        results = await self.link.call(pipe.execute)
+
+        values = [(self.key(entry.site), *self.value(entry)) for entry in batch]
+
+        def build(pipe: Any) -> None:
+            for key, value, ttl_ms in values:
+                pipe.set(key, value, nx=True, px=max(ttl_ms, 1))
+
+        # Sent again after a late timeout, a SET that had landed answers None: counted as not written.
+        results = await self.link.call(self.link.piped(build))
         return sum(1 for result in results if result)
