@@ -155,8 +155,10 @@ class ProxyProtocol(asyncio.Protocol):
         self.buffer = buffer[start:]
 
 
-async def serve(port_file: Path) -> None:
-    counts = Counts(load_bodies())
+async def serve(port_file: Path, counts: Counts | None = None) -> None:
+    """Answer as ``counts`` says (by default the broad crawl's sites) until stdin closes;
+    the port goes to ``port_file``."""
+    counts = counts if counts is not None else Counts(load_bodies())
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: ProxyProtocol(counts), "127.0.0.1", 0, backlog=1024)
     stop = asyncio.Event()

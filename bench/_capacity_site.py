@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import threading
 from pathlib import Path
 
-from _broad_site import CORPUS, SYNTHETIC, Counts, ProxyProtocol, _response
+from _broad_site import CORPUS, SYNTHETIC, Counts, _response, serve
 
 
 class CapacityCounts(Counts):
@@ -49,16 +48,6 @@ class CapacityCounts(Counts):
         return self.not_found
 
 
-async def serve(port_file: Path, mode: str, delay: float) -> None:
-    counts = CapacityCounts(mode, delay)
-    loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: ProxyProtocol(counts), "127.0.0.1", 0, backlog=1024)
-    stop = asyncio.Event()
-    threading.Thread(target=lambda: (sys.stdin.read(), loop.call_soon_threadsafe(stop.set)), daemon=True).start()
-    port_file.write_text(str(server.sockets[0].getsockname()[1]))
-    async with server:
-        await stop.wait()
-
-
 if __name__ == "__main__":
-    asyncio.run(serve(Path(sys.argv[1]), sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 0.0))
+    delay = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
+    asyncio.run(serve(Path(sys.argv[1]), CapacityCounts(sys.argv[2], delay)))
