@@ -165,9 +165,44 @@ def robots_txt_slot(site: str) -> str:
     ``download_slot``) a robots.txt that hangs would hold one of its transfer places for
     ``ROBOTSTXT_TIMEOUT``, and every site sharing the slot (ports of one host, a user's
     ``download_slot``) would wait behind it; at ``CONCURRENT_REQUESTS_PER_DOMAIN = 1``,
-    all of them. :meth:`SlotPacer.robots_txt_download` keeps the pages' pace counting from it.
+    all of them. :func:`robots_txt_download` keeps the pages' pace counting from it.
     """
     return f"{_ROBOTS_TXT_SLOT}{site}"
+
+
+@contextmanager
+def robots_txt_download(slots: SlotPacer, robots: Request, request: Request) -> Iterator[None]:
+    """While ``robots``, the robots.txt download that ``request`` needs, is in flight (in a
+    slot of its own, :func:`robots_txt_slot`), ``request``'s slot sees it as its own: its
+    delay counts from the download's start, so that the site's first page comes one delay
+    after it, and it counts among the slot's active requests (not its transfers), so that
+    Scrapy's downloader-aware queue still sees the site busy and hands out other sites'
+    requests first, and its slot is not collected meanwhile. What a site and the scheduler
+    see is what they saw when robots.txt went out in the slot; what the slot's other sites
+    no longer see is a robots.txt that hangs holding one of its transfer places."""
+    slot = slots.live_slot(request)
+    if slot is not None:
+        assert _slot_clock is not None
+        slot.lastseen = max(slot.lastseen, _slot_clock())
+    with _active_in(slot, robots):
+        yield
+
+
+def robots_txt_done(slots: SlotPacer, site: str) -> None:
+    """``site``'s policy file download ended: its own slot (:func:`robots_txt_slot`) goes now
+    if nothing else is in it, rather than at Scrapy's slot collector (a minute idle), so that
+    a broad crawl keeps one slot per site it is crawling, not two per site seen."""
+    held = getattr(slots.downloader(), "slots", None)
+    if not isinstance(held, dict):
+        return
+    key = robots_txt_slot(site)
+    slot = held.get(key)
+    if slot is None or getattr(slot, "active", None) or getattr(slot, "queue", None):
+        return
+    if getattr(slot, "transferring", None):
+        return
+    del held[key]
+    slot.close()
 
 
 @contextmanager
@@ -311,47 +346,9 @@ class SlotPacer:
         if slot.delay < floor:
             slot.delay = floor
 
-    @contextmanager
-    def robots_txt_download(self, robots: Request, request: Request) -> Iterator[None]:
-        """While ``robots``, the robots.txt download that ``request`` needs, is in flight
-        (in a slot of its own, :func:`robots_txt_slot`), ``request``'s slot sees it as
-        its own: its delay counts from the download's start, so that the site's first page
-        comes one delay after it, and it counts among the slot's active requests (not its
-        transfers), so that Scrapy's downloader-aware queue still sees the site busy and
-        hands out other sites' requests first, and its slot is not collected meanwhile.
-        What a site and the scheduler see is what they saw when robots.txt went out in
-        the slot; what the slot's other sites no longer see is a robots.txt that hangs
-        holding one of its transfer places."""
-        with _active_in(self._started_in(request), robots):
-            yield
-
-    def robots_txt_done(self, site: str) -> None:
-        """``site``'s policy file download ended: its own slot (:func:`robots_txt_slot`) goes
-        now if nothing else is in it, rather than at Scrapy's slot collector (a minute idle),
-        so that a broad crawl keeps one slot per site it is crawling, not two per site seen."""
-        slots = getattr(self.downloader(), "slots", None)
-        if not isinstance(slots, dict):
-            return
-        key = robots_txt_slot(site)
-        slot = slots.get(key)
-        if slot is None or getattr(slot, "active", None) or getattr(slot, "queue", None):
-            return
-        if getattr(slot, "transferring", None):
-            return
-        del slots[key]
-        slot.close()
-
-    def _started_in(self, request: Request) -> Any:
-        """``request``'s slot, its ``lastseen`` set to now; None when Scrapy's downloader
-        has no such slots (said at start-up) or is not a real one (a test's mock)."""
-        slot = self.live_slot(request)
-        if slot is not None:
-            assert _slot_clock is not None
-            slot.lastseen = max(slot.lastseen, _slot_clock())
-        return slot
-
     def live_slot(self, request: Request) -> Any:
-        """``request``'s slot, made if need be; None without Scrapy's slots (see ``_started_in``)."""
+        """``request``'s slot, made if need be; None when Scrapy's downloader has no such
+        slots (said at start-up) or is not a real one (a test's mock)."""
         downloader = self.downloader()
         if self._unsupported is None:
             self._unsupported = bool(missing_slot_api(downloader)) or not isinstance(

@@ -21,7 +21,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.decoding import cut_at_maxsize
-from scrapy_robots.pace.slots import DOWNLOAD_SLOT, SlotPacer, robots_txt_slot
+from scrapy_robots.pace.slots import DOWNLOAD_SLOT, SlotPacer, robots_txt_done, robots_txt_download, robots_txt_slot
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -110,13 +110,13 @@ class RobotsFetcher:
             if via is None:
                 response = await self._download(request)
             else:
-                with self.slots.robots_txt_download(request, via):
+                with robots_txt_download(self.slots, request, via):
                     response = await self._download(request)
         except Exception as exc:
             return FetchResult(requested_url=request.url, url=request.url, error=exc, started=started, site=site)
         finally:
             self._listen(-1)
-            self.slots.robots_txt_done(site)
+            robots_txt_done(self.slots, site)
         body = response.body
         truncated = len(body) > self.maxsize or "download_stopped" in response.flags
         body = cut_at_maxsize(body, self.maxsize)
