@@ -6,6 +6,7 @@ write. (The Sphinx build, warnings as errors, is tests/test_packaging.py's, from
 from __future__ import annotations
 
 import ast
+import configparser
 import re
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import scrapy_robots.parsers
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
+README = (ROOT / "README.md").read_text()
 SETTING = re.compile(r"\bROBOTSTXT_[A-Z0-9_]*[A-Z0-9]\b")
 
 
@@ -104,3 +106,40 @@ def test_the_index_says_401_and_403_deny_by_default_and_how_to_follow_the_rfc():
     assert "401/403 deny everything" in intro
     assert '``ROBOTSTXT_STATUS_POLICY = "rfc9309"``' in intro
     assert "``ROBOTSTXT_STATUS_POLICY``" in (DOCS / "settings.rst").read_text()
+
+
+def _extras() -> dict[str, str]:
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    return dict(config["options.extras_require"])
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_the_readme_builds_the_docs_with_what_conf_py_needs():
+    # Issue #48: `pip install sphinx` alone left out the theme docs/conf.py names.
+    section = README.split("## Documentation", 1)[1].split("\n## ", 1)[0]
+    assert 'pip install "scrapy-robots[docs]"' in section
+    assert "python -m sphinx -b html docs docs/_build/html" in section
+    conf = ast.parse((DOCS / "conf.py").read_text())
+    theme = next(
+        node.value.value
+        for node in conf.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "html_theme"
+    )
+    requirements = [line.strip() for line in _extras()["docs"].splitlines()]
+    wanted = {_normalized(re.split(r"[<>=!~ ]", line, maxsplit=1)[0]) for line in requirements if line}
+    assert {"sphinx", _normalized(theme)} <= wanted
+
+
+def test_the_install_page_is_in_the_toctree_with_every_extra_and_the_reppy_recipe():
+    toctree = (DOCS / "index.rst").read_text().split(".. toctree::", 1)[1].split()
+    assert "install" in toctree
+    page = (DOCS / "install.rst").read_text()
+    for extra in set(_extras()) - {"test", "typing"}:
+        assert f"``{extra}``" in page, extra
+    assert 'pip install "scrapy-robots[docs]"' in page
+    assert "--no-build-isolation" in page and ".. _install-reppy:" in page
+    assert "Supported versions\n------------------\n" in page

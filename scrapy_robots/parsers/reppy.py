@@ -12,7 +12,7 @@ from scrapy_robots.parsers.base import ALLOW, CRAWL_DELAY, SITEMAP, RobotParser
 REPPY_MISSING = (
     "ReppyParser needs reppy, which does not install from PyPI on Python 3.11 as "
     "published. Build it with `make reppy` in a scrapy-robots checkout (see the "
-    "'Parsers' page of the docs for the recipe), or choose another ROBOTSTXT_PARSER."
+    "'Install' page of the docs for the recipe), or choose another ROBOTSTXT_PARSER."
 )
 
 # reppy wants the robots.txt URL, and its Robots.allowed() denies any URL of another
