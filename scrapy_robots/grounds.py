@@ -89,7 +89,7 @@ _PAGE_SOURCES = frozenset(("header", "directive", "tdm header", "tdm meta"))
 
 @dataclass(frozen=True)
 class Grounds:
-    """:func:`verdict`'s answer for one URL at one time, and everything it rests on.
+    """:func:`~scrapy_robots.verdict.verdict`'s answer for one URL at one time, and everything it rests on.
 
     The fields are the inputs as they were at the decision (an entry is replaced, never
     changed, when its file is fetched again); :attr:`sources` is built from them on first
@@ -258,7 +258,7 @@ def grounds(
     tdm: RobotsEntry | None = None,
     at: float | None = None,
 ) -> Grounds:
-    """:func:`verdict`, with what it rests on (``at``: the time it is asked for; now by
+    """:func:`~scrapy_robots.verdict.verdict`, with what it rests on (``at``: the time it is asked for; now by
     default). Raises OtherAgent only."""
     answer = verdict(entry, request, config, tdm)
     agent = user_agent(request, config)

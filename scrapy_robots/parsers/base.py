@@ -25,6 +25,7 @@ SITEMAP = "sitemap"
 HOST = "host"
 #: The usage preference lines, ``Content-Signal`` and ``Content-Usage`` (see docs/usage.rst).
 CONTENT_USAGE = "content-usage"
+#: Every directive a backend may read: what :meth:`RobotParser.supports` is asked about.
 DIRECTIVES = (ALLOW, CRAWL_DELAY, REQUEST_RATE, SITEMAP, HOST, CONTENT_USAGE)
 
 
@@ -73,7 +74,7 @@ class RobotParser(metaclass=ABCMeta):
 
     @classmethod
     def supports(cls, directive: str) -> bool:
-        """Whether this backend can read ``directive`` (one of :data:`DIRECTIVES`)."""
+        """Whether this backend can read ``directive`` (one of :data:`~scrapy_robots.parsers.DIRECTIVES`)."""
         return directive in cls.SUPPORTED
 
     @abstractmethod

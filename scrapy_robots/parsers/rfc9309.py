@@ -55,7 +55,8 @@ class RFC9309Parser(RobotParser):
         return self.rp.allowed(url, self._agent(user_agent))
 
     def explain(self, url: str | bytes, user_agent: str | bytes | None = None) -> Explanation:
-        """Which group and which line decide ``url``; see :meth:`RobotsTxt.explain`."""
+        """Which group and which line decide ``url``; see
+        :meth:`RobotsTxt.explain() <scrapy_robots.rfc9309.RobotsTxt.explain>`."""
         return self.rp.explain(url, self._agent(user_agent))
 
     def crawl_delay(self, user_agent: str | bytes | None = None) -> float | None:

@@ -59,8 +59,8 @@ class AgentRules:
 
     What it keeps for good is its rules as one line of text each (``A/path``,
     ``D/path``): about 20 bytes a rule, one string, which answers a question by reading
-    it (:class:`ScannedRules`). The structure that decides a path in O(log n) (a few
-    times that size) is :meth:`compiled <compile>` and :meth:`released <release>` by
+    it (``ScannedRules``). The structure that decides a path in O(log n) (a few
+    times that size) is compiled and released (``compile()``, ``release()``) by
     the crawl's ready tier, for the sites it crawls right now, within
     ``ROBOTSTXT_CACHE_PARSED``; rules whose paths must be normalised first (a
     percent-encoded or non-ASCII pattern) are compiled on their first question.

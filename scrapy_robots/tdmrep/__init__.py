@@ -2,11 +2,11 @@
 site reserves text-and-data-mining rights on a resource, and where its TDM policy is.
 Pure: no Scrapy import. Issue #34; the crawl wiring is not here yet.
 
-- :mod:`.file`: ``/.well-known/tdmrep.json``, :func:`parse_tdmrep` and
+- ``file.py``: ``/.well-known/tdmrep.json``, :func:`parse_tdmrep` and
   :meth:`TdmRepFile.reservation`;
-- :mod:`.page`: the ``tdm-reservation`` / ``tdm-policy`` header fields
+- ``page.py``: the ``tdm-reservation`` / ``tdm-policy`` header fields
   (:func:`header_reservation`) and meta tags (:func:`meta_reservation`);
-- :mod:`.answer`: :class:`Answer`, and :func:`combine`, the report's processing priority.
+- ``answer.py``: :class:`Answer`, and :func:`combine`, the report's processing priority.
 
 What the report says, and where this package follows it:
 
@@ -42,7 +42,7 @@ matches ``/path/foo-$``), and its note: "TDM Agents should follow the rules deta
 Google in How Google interprets the robots.txt specification". So locations are matched
 by :mod:`scrapy_robots.rfc9309`'s matcher and normalisation, as robots.txt rules are (path
 and query, percent-encoding equivalence), first match instead of longest.
-:func:`~scrapy_robots.tdmrep.file.location_pattern` says what a full URL or a relative
+:func:`~scrapy_robots.tdmrep.location_pattern` says what a full URL or a relative
 path as a location means; the report's examples are all paths from ``/``.
 
 "Processing priority": "A TDM Agent MUST check the presence of a TDM file on the origin
