@@ -214,12 +214,14 @@ def normalize_robotstxt(body: bytes, content_type: str | bytes | None = None) ->
 
 
 #: How an HTML page starts (lower case, after white space): what a server that answers
-#: every URL with a page sends for robots.txt. The linter and the crawl's log share it.
+#: every URL with a page sends for robots.txt and tdmrep.json. The linter, the crawl's
+#: robots.txt line and tdmrep.json's reading share it.
 HTML_MARKERS: Final = ("<!doctype html", "<html", "<head", "<body", "<meta", "<title")
 
 
 def starts_as_html(text: str | bytes) -> bool:
-    """Does this robots.txt start as an HTML page? Parsers read no rule from one."""
+    """Does this body (a robots.txt, a ``tdmrep.json``) start as an HTML page? A server
+    that answers every URL with a page sends one; no rule can be read from it."""
     head = text[:512].lstrip().lower()
     if isinstance(head, bytes):
         return head.startswith(tuple(marker.encode() for marker in HTML_MARKERS))

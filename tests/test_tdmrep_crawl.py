@@ -121,6 +121,39 @@ async def test_a_404_or_a_malformed_file_reads_unset_and_every_page_goes(serve, 
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_site_answering_an_html_page_everywhere_is_one_info_line_not_a_warning(serve, caplog):
+    # Issue #48: a site that answers 200 with a page for every path (robots.txt and
+    # tdmrep.json too) is the common site without TDMRep. Its robots.txt line says "an HTML
+    # page" (a WARNING: the crawl has no rules); its tdmrep.json's says so too, at INFO, and
+    # counts it apart from the files that are broken. Two such sites, beside a broken file.
+    everywhere = [serve(html()), serve(html(headers={"Content-Type": "text/html; charset=utf-8"}))]
+    broken = serve(body(ROBOTS), {WELL_KNOWN: body('[{"location": "/", "tdm-reservation": 1', 200)})
+    urls = [f"{site.url}/books/{n}" for site in (*everywhere, broken) for n in range(2)]
+    with caplog.at_level(logging.INFO, logger="scrapy_robots"):
+        crawler = await tdm_crawl(urls)
+    assert len(crawler.spider.downloaded) == 6 and not crawler.spider.ignored
+    assert [tdm_hits(site) for site in (*everywhere, broken)] == [1, 1, 1]
+    assert stat(crawler, "robotstxt/tdmrep/html_page") == 2
+    assert stat(crawler, "robotstxt/tdmrep/malformed") == 1
+    assert stat(crawler, "robotstxt/html_page") == 2
+    lines = {
+        site.url: [r for r in caplog.records if r.getMessage().startswith(f"tdmrep.json for {site.url}:")]
+        for site in (*everywhere, broken)
+    }
+    for site in everywhere:
+        [line] = lines[site.url]
+        assert line.levelno == logging.INFO, line.getMessage()
+        assert "an HTML page, not a tdmrep.json" in line.getMessage(), line.getMessage()
+        assert "the site does not implement TDMRep, every URL reads unset" in line.getMessage()
+        assert "not-json" not in line.getMessage() and "Expecting value" not in line.getMessage()
+        robots = [r for r in caplog.records if r.getMessage().startswith(f"robots.txt for {site.url}")]
+        assert "an HTML page, not a robots.txt" in robots[0].getMessage()
+        assert crawler.spider.tdm[f"{site.url}/books/0"]["reserved"] is None
+    [line] = lines[broken.url]
+    assert line.levelno == logging.WARNING and "not-json" in line.getMessage()
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_503_holds_the_pages_then_the_file_decides_and_a_site_that_stays_down_reads_reserved(serve):
     recovers = serve(body(ROBOTS), {WELL_KNOWN: sequence(body("busy", 503), body("busy", 503), tdmrep(RULES))})
     down = serve(body(ROBOTS), {WELL_KNOWN: body("busy", 503)})

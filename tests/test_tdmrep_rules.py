@@ -17,6 +17,7 @@ from scrapy.http import Headers
 from scrapy_robots.tdmrep import (
     FILE,
     HEADER,
+    HTML_PAGE,
     MAX_BYTES,
     META,
     NOT_AN_ARRAY,
@@ -290,7 +291,6 @@ def test_what_a_location_that_is_not_a_path_means(location, pattern, noted):
     [
         (b"", NOT_JSON, "Expecting value"),
         (b"   \n", NOT_JSON, "Expecting value"),
-        (b"<html><body>Not Found</body></html>", NOT_JSON, "Expecting value"),
         (b'[{"location": "/", "tdm-reservation": 1}', NOT_JSON, "expected an array"),  # cut short
         (b'[{"location": "/", "tdm-reservation": 1},]', NOT_JSON, ""),  # a trailing comma
         (b"[{'location': '/'}]", NOT_JSON, ""),  # single quotes
@@ -554,3 +554,24 @@ def test_importing_tdmrep_does_not_import_scrapy() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"<html><body>Not Found</body></html>",
+        b"\n  <!DOCTYPE html>\n<html lang=en><head><title>Home</title></head></html>",
+        b"<HEAD><meta charset=latin-1><title>Caf\xe9</title></HEAD>",  # not UTF-8: a page first
+        b"<!doctype html><html>" + b" " * MAX_BYTES + b"</html>",  # over the cap: a page first
+    ],
+)
+def test_an_html_page_is_no_file_not_a_broken_one(body):
+    # Issue #48: a site answering every path with a page is the common site without TDMRep.
+    site = parse_tdmrep(body)
+    assert not site.ok and site.error.kind == HTML_PAGE and site.rules == ()
+    assert site.error.message == "an HTML page, not a tdmrep.json: the site does not implement TDMRep"
+    answer = site.reservation("https://site.example/anything")
+    assert (answer.reserved, answer.source, answer.rule, answer.problems) == (None, None, None, ())
+    assert answer.reason == "tdmrep.json: an HTML page, not a tdmrep.json: the site does not implement TDMRep"
+    # JSON that merely mentions a page stays JSON.
+    assert parse_tdmrep(b'[{"location": "/<html>", "tdm-reservation": 1}]').ok

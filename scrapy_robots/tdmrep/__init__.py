@@ -57,6 +57,7 @@ from __future__ import annotations
 
 from scrapy_robots.tdmrep.answer import FILE, HEADER, META, UNSET, Answer, combine
 from scrapy_robots.tdmrep.file import (
+    HTML_PAGE,
     MAX_BYTES,
     NOT_AN_ARRAY,
     NOT_JSON,
@@ -73,6 +74,7 @@ from scrapy_robots.tdmrep.page import POLICY, RESERVATION, header_reservation, m
 __all__ = [
     "FILE",
     "HEADER",
+    "HTML_PAGE",
     "MAX_BYTES",
     "META",
     "NOT_AN_ARRAY",

@@ -26,10 +26,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Final
 
+from scrapy_robots.decoding import starts_as_html
 from scrapy_robots.policyfiles.book import PolicyFile
 from scrapy_robots.policyfiles.policy import NETWORK, Action, StatusPolicy
 from scrapy_robots.record.version import TDMREP_JSON
-from scrapy_robots.tdmrep.file import TOO_LARGE, TdmRepError, TdmRepFile, parse_tdmrep
+from scrapy_robots.tdmrep.file import HTML_PAGE, TOO_LARGE, TdmRepError, TdmRepFile, parse_tdmrep
 
 if TYPE_CHECKING:
     from scrapy_robots.cache import RobotsEntry
@@ -68,11 +69,13 @@ class TdmRepJson(PolicyFile):
     policy = STATUS_POLICY
 
     def read(self, entry: RobotsEntry) -> TdmRepFile:
-        if entry.truncated:  # JSON cut short is no JSON: said as what it is
+        body = entry.body or b""
+        # JSON cut short is no JSON: said as what it is; a long HTML page is a page first.
+        if entry.truncated and not starts_as_html(body):
             maxsize = self.config.maxsize
             return TdmRepFile(error=TdmRepError(TOO_LARGE, f"over the {maxsize:,} bytes read (ROBOTSTXT_MAXSIZE)"))
         # The bytes as sent: JSON must be UTF-8, which the parser checks itself.
-        return parse_tdmrep(entry.body or b"", self.config.maxsize)
+        return parse_tdmrep(body, self.config.maxsize)
 
     def log(self, decision: Decision, result: FetchResult) -> None:
         entry = decision.entry
@@ -90,7 +93,11 @@ class TdmRepJson(PolicyFile):
         elif entry.action is Action.PARSE:
             parsed = entry.rules
             details = f", {len(parsed.rules)} rule(s)"
-            if parsed.error is not None:
+            if parsed.error is not None and parsed.error.kind == HTML_PAGE:
+                # A site answering every path with a page: no TDMRep there, nothing to fix.
+                self.crawler.stats.inc_value("robotstxt/tdmrep/html_page")
+                details = f"; {parsed.error.message}, every URL reads unset"
+            elif parsed.error is not None:
                 self.crawler.stats.inc_value("robotstxt/tdmrep/malformed")
                 level, details = logging.WARNING, f", unusable ({parsed.error}): every URL reads unset"
         else:

@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from scrapy_robots.decoding import starts_as_html
 from scrapy_robots.rfc9309 import Options, normalize_url_path, path_of
 from scrapy_robots.rfc9309._matcher import CompiledRules
 from scrapy_robots.tdmrep.answer import FILE, Answer
@@ -33,6 +34,9 @@ TOO_LARGE: Final = "too-large"
 NOT_UTF8: Final = "not-utf-8"
 NOT_JSON: Final = "not-json"
 NOT_AN_ARRAY: Final = "not-an-array"
+#: An HTML page where the file should be: what a site that answers every path with a page
+#: sends, the common case of a site without TDMRep (said as that, not as broken JSON).
+HTML_PAGE: Final = "html-page"
 
 _BOM: Final = b"\xef\xbb\xbf"
 _OTHER_BOMS: Final = (b"\xff\xfe", b"\xfe\xff")
@@ -43,7 +47,7 @@ _VALUES: Final = {0: False, 1: True}
 @dataclass(frozen=True)
 class TdmRepError:
     """Why a ``tdmrep.json`` cannot be used: ``kind`` is one of :data:`TOO_LARGE`,
-    :data:`NOT_UTF8`, :data:`NOT_JSON`, :data:`NOT_AN_ARRAY`; ``message`` says what was
+    :data:`NOT_UTF8`, :data:`NOT_JSON`, :data:`NOT_AN_ARRAY`, :data:`HTML_PAGE`; ``message`` says what was
     found and what the file should be."""
 
     kind: str
@@ -102,6 +106,8 @@ class TdmRepFile:
         ``tdm-reservation`` is unset (the report: "The most specific match is the first
         in sequence"); no match is unset. The answer is the rule's, as stated:
         :func:`~scrapy_robots.tdmrep.combine` applies the report's processing rules."""
+        if self.error is not None and self.error.kind == HTML_PAGE:  # no file: nothing wrong with it
+            return Answer(reason=f"{FILE}: {self.error.message}")
         if self.error is not None:
             return Answer(reason=f"{FILE} unusable ({self.error})", problems=(f"{FILE}: {self.error}",))
         path = normalize_url_path(path_of(path_or_url))
@@ -129,8 +135,11 @@ def parse_tdmrep(body: bytes, max_bytes: int = MAX_BYTES) -> TdmRepFile:
     The body must be UTF-8 JSON (RFC 8259 8.1); a UTF-8 byte-order mark is skipped (RFC
     8259 lets a parser ignore it, and a reservation must not be lost to it) and said in
     ``warnings``; a UTF-16 or UTF-32 one is :data:`NOT_UTF8`. A body over ``max_bytes``
-    is :data:`TOO_LARGE`, not parsed.
+    is :data:`TOO_LARGE`, not parsed. A body that starts as an HTML page is
+    :data:`HTML_PAGE`, whatever its size or encoding.
     """
+    if starts_as_html(body):
+        return _unusable(HTML_PAGE, "an HTML page, not a tdmrep.json: the site does not implement TDMRep")
     if len(body) > max_bytes:
         return _unusable(TOO_LARGE, f"{len(body):,} bytes, over the {max_bytes:,} read")
     warnings: list[str] = []
