@@ -4,6 +4,7 @@ time, never turned away by another middleware's refusal, never stalling healthy 
 from __future__ import annotations
 
 import logging
+import re
 import time
 
 import pytest
@@ -56,6 +57,51 @@ async def test_waiting_is_bounded_by_the_sites_attempts(serve, caplog):
     until = time.strftime("%H:%M:%S", time.localtime(first.created + 0.6))
     assert f"they hold the crawl open until about {until} (0.6s)" in first.getMessage(), first.getMessage()
     assert last.levelno == logging.WARNING and "2 waiting request(s) ignored" in last.getMessage()
+
+
+_UNTIL = re.compile(r"they hold the crawl open until about \S+ \(([\d.]+)s\), at the latest \S+ \(([\d.]+)s\)")
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_promised_close_holds_for_a_site_that_hangs_beside_one_that_answers_503(serve, caplog):
+    # Issue #48: the promise counted the schedule's delays, not the attempts' own downloads:
+    # with a robots.txt that hangs, each attempt left takes its ROBOTSTXT_TIMEOUT, and the
+    # crawl closed 90 s (3 x 30 s) after the time the line gave. Two such sites and two
+    # prompt ones, on one crawl: each line's "at the latest" holds, the prompt site's "about" too.
+    hanging = [serve(hang()), serve(hang())]
+    prompt = [serve(body("overloaded", status=503)), serve(body("overloaded", status=503))]
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    crawler = await crawl(
+        [f"{site.url}/{n}" for site in (*hanging, *prompt) for n in range(2)],
+        ROBOTSTXT_TIMEOUT=1,
+        ROBOTSTXT_UNREACHABLE_RETRY_DELAY=0.3,
+        ROBOTSTXT_UNREACHABLE_RETRY_TIMES=2,
+    )
+    closed = time.time()
+    assert len(crawler.spider.ignored) == 8 and not crawler.spider.downloaded
+    assert [site.robots_hits() for site in (*hanging, *prompt)] == [3, 3, 3, 3]
+    promised = []
+    for site in (*hanging, *prompt):
+        first, *_, last = [r for r in caplog.records if r.getMessage().startswith(f"robots.txt for {site.url}:")]
+        assert first.levelno == logging.WARNING and "attempt 1 of 3" in first.getMessage()
+        found = _UNTIL.search(first.getMessage())
+        assert found, first.getMessage()
+        about, latest = (float(value) for value in found.groups())
+        # 0.3 + 0.6 s of the schedule; two attempts left, each up to the 1 s timeout.
+        assert (about, latest) == (0.9, 2.9), first.getMessage()
+        assert "if each of the 2 attempt(s) left takes its ROBOTSTXT_TIMEOUT (1s)" in first.getMessage()
+        # The site's requests are let go (its last line) by the time promised; the prompt
+        # site's about when the schedule said (its attempts answer at once).
+        assert "2 waiting request(s) ignored" in last.getMessage(), last.getMessage()
+        took = last.created - first.created
+        assert took <= latest + 0.5, (took, first.getMessage())
+        if site in prompt:
+            assert took == pytest.approx(about, abs=0.3), took
+        else:
+            assert took > about + 1.5, took  # what the line promised before issue #48: 0.9 s
+        promised.append(first.created + latest)
+    # The crawl closes by the latest promise (the engine's close after the last request is let go).
+    assert closed <= max(promised) + 0.6, closed - max(promised)
 
 
 @pytest_twisted.ensureDeferred

@@ -193,6 +193,11 @@ def _duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
+def _clock(at: float, entry: RobotsEntry) -> str:
+    """A time of the crawl's, as the clock and the time from the line's outcome."""
+    return f"{time.strftime('%H:%M:%S', time.localtime(at))} ({_duration(max(0.0, at - entry.fetched_at))})"
+
+
 def _error_text(exc: BaseException | None) -> str:
     name = type(exc).__name__
     return f"{name}: {exc}" if str(exc) else name
@@ -261,14 +266,17 @@ def _attempts(entry: RobotsEntry, waiting: int, config: RobotsConfig) -> tuple[i
     source = delay_source(entry, config)  # " (Retry-After)" when the server set the delay
     if worth_waiting(entry, config):
         # The waiting requests keep a finished crawl open until the last attempt: a time
-        # that only the attempts' own downloads move (not a Retry-After).
+        # that only the attempts' own downloads move (not a Retry-After). The schedule's
+        # time holds for a site that answers at once; one that hangs spends up to
+        # ROBOTSTXT_TIMEOUT on each attempt left, the last one's included: the bound.
         ends = schedule_ends(entry, config)
-        until = max(0.0, ends - entry.fetched_at)
+        left = config.retry_times + 1 - entry.failures
+        latest = ends + left * config.timeout
         return logging.WARNING if entry.failures == 1 else logging.INFO, (
             f", attempt {entry.failures} of {config.retry_times + 1}: {waiting} request(s) wait, "
             f"next attempt in {backoff:.0f}s{source or _SCHEDULE}; "
-            f"they hold the crawl open until about "
-            f"{time.strftime('%H:%M:%S', time.localtime(ends))} ({_duration(until)}) and its download"
+            f"they hold the crawl open until about {_clock(ends, entry)}, at the latest {_clock(latest, entry)} "
+            f"if each of the {left} attempt(s) left takes its ROBOTSTXT_TIMEOUT ({config.timeout:g}s)"
         )
     # scrapy robots: a one-shot run, nothing will ask again
     one_shot = "this one-shot run does not try the site again" if config.one_shot else ""
