@@ -331,3 +331,28 @@ async def test_page_with_usage_answers_as_the_crawl_that_drops_its_items(serve, 
     assert "dropped by a crawl: X-Robots-Tag: noai denies train-ai" in out.stdout, out.stdout
     # Each page was fetched (the crawl fetches them too), once per command.
     assert all(page_hits(site, p) == 2 for p in paths), [(p, page_hits(site, p)) for p in paths]
+
+
+@pytest_twisted.ensureDeferred
+async def test_brief_page_usage_names_the_header_or_directive_that_denied(serve, tmp_path):
+    # Issue #48: robots.txt's Allow line let the page in; the page's own header, X-Robots-Tag
+    # or meta tag denied the purpose, and the brief line says which, as the crawl would.
+    site = serve(
+        body("User-agent: *\nAllow: /\n"),
+        {
+            "/header": html(headers=[("Content-Usage", "train-ai=n")]),
+            "/noai": html(headers=[("X-Robots-Tag", "noai")]),
+            "/meta": html('<meta name="robots" content="noai">'),
+            "/plain": html(),
+        },
+    )
+    paths = ["/header", "/noai", "/meta", "/plain"]
+    out = await robots(tmp_path, "--brief", "--page", "--usage", "train-ai", *(site.url + p for p in paths))
+    assert out.returncode == 1, out.stdout + out.stderr
+    lines = dict(zip(paths, out.stdout.splitlines()))
+    assert "Content-Usage: train-ai=n denies train-ai" in lines["/header"], out.stdout
+    assert "X-Robots-Tag: noai denies train-ai" in lines["/noai"], out.stdout
+    assert 'meta name="robots": noai denies train-ai' in lines["/meta"], out.stdout
+    for path in ("/header", "/noai", "/meta"):
+        assert lines[path].startswith("denied ") and "Allow: /" not in lines[path], out.stdout
+    assert lines["/plain"].startswith("allowed ") and "line 2: Allow: /" in lines["/plain"], out.stdout

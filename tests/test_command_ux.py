@@ -559,3 +559,33 @@ def test_a_urls_file_with_a_byte_order_mark(robots, tmp_path):
     out = robots("--file", "robots.txt", "--urls", "urls.txt", "--brief")
     assert out.returncode == 1, out.stdout + out.stderr  # one denied, no error
     assert [line.split()[0] for line in out.stdout.splitlines()] == ["allowed", "denied"]
+
+
+# -- the record is the crawls', the help says the command's defaults ---------------------------
+
+
+def test_the_command_never_writes_into_the_crawls_record_and_says_so(site, robots, tmp_path):
+    # Issue #48: the command's fetch is no crawl's; a record given with -s stays untouched.
+    s = site(ROBOTS)
+    folder = tmp_path / "record"
+    for _ in range(2):  # twice: the second run finds nothing of the first either
+        out = robots("-s", f"ROBOTSTXT_RECORD={folder}", f"{s.url}/private/x", f"{s.url}/a")
+        assert out.returncode == 1, out.stderr
+        assert not folder.exists() or not list(folder.iterdir()), list(folder.iterdir())
+        notes = [line for line in out.stderr.splitlines() if "ROBOTSTXT_RECORD" in line]
+        assert notes == [
+            f"scrapy robots: note: ROBOTSTXT_RECORD = {str(folder)!r} is not used: the command writes nothing "
+            "into a crawl's compliance record (--record DIR reads one)"
+        ], out.stderr
+    # Not set: no note.
+    out = robots(f"{s.url}/a")
+    assert "ROBOTSTXT_RECORD" not in out.stderr, out.stderr
+
+
+def test_help_gives_the_commands_own_log_level_and_a_proper_title(robots):
+    out = robots("--help")
+    assert out.returncode == 0, out.stderr
+    assert "log level (default: WARNING)" in out.stdout, out.stdout
+    assert "(default: DEBUG)" not in out.stdout
+    assert "Robots.Txt" not in out.stdout
+    assert "\nRobots Options\n" in out.stdout, out.stdout
