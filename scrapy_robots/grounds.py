@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.cache.entry import Action
 from scrapy_robots.decoding import size_text
+from scrapy_robots.record import ITEMS_DROPPED, TAGGED
 from scrapy_robots.tdmrep.reading import file_answer
 from scrapy_robots.usage import TDM_SOURCES, Preference, preference
 from scrapy_robots.verdict import Verdict, user_agent, verdict
@@ -77,14 +78,22 @@ class Source:
 class PageReading:
     """A fetched page as the crawl's spider middlewares read it (``response.meta`` after
     DirectivesMiddleware and UsageMiddleware): the strictest preference for each declared
-    purpose, and what drops its items, if anything does."""
+    purpose, what drops its items, if anything does, and what the page itself denies
+    (its header, meta tag or directive), whether its items are dropped or only tagged."""
 
     tags: Mapping[str, Mapping[str, Any]]  #: purpose -> :meth:`Preference.as_meta`
     drop: tuple[str, str] | None = None  #: ``(purpose, what denies it)``
+    denied: Preference | None = None  #: the page's own preference that denies a declared purpose
+
+    @property
+    def did(self) -> str:
+        """What a crawl does with a page that denies a purpose: drops its items (deny mode)
+        or keeps them, the page's meta tagged (tag mode)."""
+        return ITEMS_DROPPED if self.drop is not None else TAGGED
 
 
 #: The sources a page's answer names (its own); robots.txt's and tdmrep.json's are the site's.
-_PAGE_SOURCES = frozenset(("header", "directive", "tdm header", "tdm meta"))
+PAGE_SOURCES = frozenset(("header", "directive", "tdm header", "tdm meta"))
 
 
 @dataclass(frozen=True)
@@ -146,16 +155,26 @@ class Grounds:
 
     def on_page(self, page: PageReading) -> Grounds:
         """The answer once the page is fetched: a page whose items a crawl drops is denied
-        for the purpose declared (the crawl fetches it, and keeps nothing of it)."""
+        for the purpose declared (the crawl fetches it, and keeps nothing of it). The crawl
+        (its compliance record's page row), ``--page`` and ``--record`` all answer with it."""
         answer = self.verdict
         if page.drop is not None and answer.allowed:
             purpose, by = page.drop
             answer = Verdict(
                 False,
-                f"the page is fetched and its items dropped: {by} denies {purpose} (ROBOTSTXT_USAGE)",
-                f"robotstxt/usage/items_dropped/{purpose}",
+                f"{PAGE_DROPPED}: {by} denies {purpose} (ROBOTSTXT_USAGE)",
+                f"{_DROPPED}{purpose}",
             )
         return replace(self, verdict=answer, page=page)
+
+    @property
+    def tagged(self) -> tuple[Source, ...]:
+        """The sources that deny a declared purpose of a URL the answer allows: a crawl in
+        ``tag`` mode (ROBOTSTXT_USAGE_MODE) fetched it and kept its items, the preference
+        in ``robotstxt_usage``."""
+        if not self.verdict.allowed:
+            return ()
+        return tuple(s for s in self.sources if s.purpose is not None and s.allowed is False and not s.decides)
 
     @cached_property
     def sources(self) -> tuple[Source, ...]:
@@ -170,7 +189,7 @@ class Grounds:
             found.append(self._tdmrep(denied is not None and denied.source in TDM_SOURCES))
         if self.page is not None:
             for purpose, tag in self.page.tags.items():
-                if tag.get("source") in _PAGE_SOURCES:
+                if tag.get("source") in PAGE_SOURCES:
                     pref = Preference(purpose, **tag)
                     decides = dropped is not None and dropped[0] == purpose
                     found.append(_from_preference(pref.source, pref, None, decides))
@@ -248,6 +267,8 @@ class Grounds:
 
 ROBOTS_TXT_RULES = "robots.txt rules"
 _DROPPED = "robotstxt/usage/items_dropped/"
+#: The start of the reason of a page fetched whose items are dropped for a declared purpose.
+PAGE_DROPPED = "the page is fetched and its items dropped"
 _SAID_BY_THE_VERDICT = frozenset(("robotstxt/denied/crawl_delay", "robotstxt/parser_error"))
 
 
@@ -328,6 +349,38 @@ def decision_row(
         pref = answer.usage
         row["usage_denied"] = {"purpose": pref.purpose, "source": pref.source, "text": pref.text, "line": pref.line}
     return row
+
+
+def page_row(at: float, url: str, site: str, page: PageReading, items: int) -> dict[str, Any]:
+    """A page that denied a declared purpose, as the compliance record writes it when the
+    crawl has read it (``kind: page``, beside the request's decision row): what it said for
+    each purpose, which of its own sources denied which purpose, what the crawl did
+    (``items dropped``, with how many, or ``tagged``). :func:`page_reading` reads it back."""
+    denied = page.denied
+    assert denied is not None
+    return {
+        "kind": "page",
+        "t": at,
+        "url": url,
+        "site": site,
+        "usage": {purpose: dict(tag) for purpose, tag in page.tags.items()},
+        "denied": {"purpose": denied.purpose, "source": denied.source, "text": denied.text},
+        "did": page.did,
+        "items": items,
+    }
+
+
+def page_reading(row: Mapping[str, Any]) -> PageReading:
+    """A page row of the compliance record (:func:`page_row`) as the crawl read the page:
+    :meth:`Grounds.on_page` answers with it as the crawl did."""
+    denied = row["denied"]
+    tags = row.get("usage") or {}
+    tag = tags.get(denied["purpose"]) or {}
+    preference = Preference(
+        denied["purpose"], "deny", True, tag.get("line"), denied["text"], denied["source"], tag.get("policy")
+    )
+    drop = (denied["purpose"], denied["text"]) if row.get("did") == ITEMS_DROPPED else None
+    return PageReading(tags, drop, preference)
 
 
 def robots_says(entry: RobotsEntry, answer: Verdict, explained: str | None = None) -> tuple[str, str]:

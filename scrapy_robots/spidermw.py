@@ -7,7 +7,9 @@ the header and the page's directives (read by
 speak for one response and may be stricter. This spider middleware tags
 ``response.meta["robotstxt_usage"]`` with the strictest, and in ``deny`` mode drops the
 items of a response whose header or directives deny a declared purpose (requests still go
-through: they are about this page's content, not its links).
+through: they are about this page's content, not its links). With a compliance record
+(``ROBOTSTXT_RECORD``), a page that denies a declared purpose is told to it once its items
+have gone through: what it said, and what the crawl did (items dropped, or tagged).
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
 
+from scrapy_robots.grounds import PAGE_SOURCES, PageReading
+from scrapy_robots.policyfiles.fetch import site_of
+from scrapy_robots.record.crawl import compliance_record
 from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.settings.errors import starting
 from scrapy_robots.tdmrep import combine, header_reservation, meta_reservation
@@ -50,6 +55,9 @@ DIRECTIVES_KEY = "robotstxt_directives"
 #: Meta key of ``(purpose, what denies it)``, a purpose the response's header or robots
 #: directives deny (deny mode), for process_spider_output.
 _DROP = "_robotstxt_usage_drop"
+#: Meta key of the :class:`Preference` of the page's own (its header, meta tag or
+#: directive) that denies a declared purpose, in either mode: the record's page row.
+_DENIED = "_robotstxt_usage_page_denied"
 
 
 class UsageMiddleware:
@@ -66,6 +74,8 @@ class UsageMiddleware:
         self.stats = crawler.stats
         self._warned: set[str] = set()  # sites whose malformed header was logged
         self._dropped = OncePerSite()  # (site, purpose): the first item dropped said at INFO
+        # The crawl's one compliance record (the robots.txt middleware's), or None.
+        self.record = compliance_record(crawler, robots)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -80,6 +90,7 @@ class UsageMiddleware:
         values = response.headers.getlist(b"Content-Usage")
         header = b", ".join(values).decode("latin-1") if values else None
         meta.pop(_DROP, None)  # a spider that passes meta=response.meta on: the last page's
+        meta.pop(_DENIED, None)
         tags = meta.setdefault(META_KEY, {})
         directives = meta.get(DIRECTIVES_KEY)
         image = directives is not None and response.headers.get(b"Content-Type", b"").lower().startswith(b"image/")
@@ -109,6 +120,8 @@ class UsageMiddleware:
             denier = page or (found if found.denied else None) or (reserved if reserved and reserved.denied else None)
             if denier is not None and self.config.mode == "deny" and _DROP not in meta:
                 meta[_DROP] = (purpose, denier.text)
+            if denier is not None and denier.source in PAGE_SOURCES and _DENIED not in meta:
+                meta[_DENIED] = denier
         if malformed:
             self._malformed(response, header)
 
@@ -154,6 +167,25 @@ class UsageMiddleware:
         except AttributeError:
             return None
 
+    def reading(self, response: Response) -> PageReading:
+        """The page as read (:meth:`process_spider_input`): the preferences tagged, what
+        drops its items, what the page itself denies. The answer a crawl obeyed, for the
+        record and for ``scrapy robots --page`` (:meth:`Grounds.on_page`)."""
+        meta = response.meta
+        return PageReading(dict(meta.get(META_KEY) or {}), meta.get(_DROP), meta.get(_DENIED))
+
+    def _told(self, response: Response, items: int) -> None:
+        """A page that denied a declared purpose, told to the record once its output is done
+        (``items``: those dropped)."""
+        if self.record is None:
+            return
+        try:
+            denied = response.meta.get(_DENIED)
+        except AttributeError:
+            return
+        if denied is not None:
+            self.record.page(site_of(response), response.url, self.reading(response), items)
+
     def _keep(self, item: Any, denied: tuple[str, str], response: Response) -> bool:
         if isinstance(item, Request):
             return True
@@ -174,14 +206,26 @@ class UsageMiddleware:
         self, response: Response, result: Iterable[Any], spider: Spider | None = None
     ) -> Iterator[Any]:
         denied = self.drops(response)
-        for item in result:
-            if denied is None or self._keep(item, denied, response):
-                yield item
+        dropped = 0
+        try:
+            for item in result:
+                if denied is None or self._keep(item, denied, response):
+                    yield item
+                else:
+                    dropped += 1
+        finally:  # the callback's end, or its error: what was dropped so far is what the crawl did
+            self._told(response, dropped)
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
     ) -> AsyncIterator[Any]:
         denied = self.drops(response)
-        async for item in result:
-            if denied is None or self._keep(item, denied, response):
-                yield item
+        dropped = 0
+        try:
+            async for item in result:
+                if denied is None or self._keep(item, denied, response):
+                    yield item
+                else:
+                    dropped += 1
+        finally:
+            self._told(response, dropped)

@@ -53,7 +53,15 @@ def prepare_settings(
     # spider state, robots.txt cache), not into a shared cache.
     unless_given(settings, "JOBDIR", None)
     unless_given(settings, "ROBOTSTXT_CACHE_STORAGE", MEMORY_STORAGE)
-    unless_given(settings, "ROBOTSTXT_RECORD", None)  # nor a line into the crawl's compliance record
+    # Nor a line into the crawls' compliance record, whoever set it: an answer given here is
+    # no crawl's, and --record would take the copy fetched for it for one a crawl saw.
+    record = settings.get("ROBOTSTXT_RECORD")
+    if record:
+        notes.append(
+            f"ROBOTSTXT_RECORD = {str(record)!r} is not used: the command writes nothing into a crawl's "
+            "compliance record (--record DIR reads one)"
+        )
+    settings.set("ROBOTSTXT_RECORD", None, priority=max(CMDLINE, settings.getpriority("ROBOTSTXT_RECORD") or 0))
     try:
         middleware = choose_middleware(settings, notes)
     except ValueError as exc:  # ROBOTSTXT_OBEY neither true nor false

@@ -11,7 +11,8 @@ if TYPE_CHECKING:
 
 
 def add_robots_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group(title="robots.txt")
+    # Scrapy's help formatter title-cases each group's title ("robots.txt" would read "Robots.Txt").
+    group = parser.add_argument_group(title="Robots Options")
     group.add_argument(
         "--file", metavar="PATH", help="check this local robots.txt ('-': standard input) instead of the sites'"
     )

@@ -25,7 +25,6 @@ from scrapy_robots.directives.middleware import DirectivesMiddleware, page_direc
 from scrapy_robots.directives.rules import FLAGS
 from scrapy_robots.grounds import PageReading
 from scrapy_robots.spidermw import UsageMiddleware
-from scrapy_robots.usage import META_KEY as USAGE_META_KEY
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -90,7 +89,7 @@ def read_usage(crawler: Crawler, response: Response) -> PageReading | None:
     for middleware in middlewares:
         if isinstance(middleware, (DirectivesMiddleware, UsageMiddleware)):
             middleware.process_spider_input(response)
-    return PageReading(dict(response.meta.get(USAGE_META_KEY) or {}), usage.drops(response))
+    return usage.reading(response)
 
 
 def read_page(crawler: Crawler, response: Response, answer: dict[str, Any]) -> dict[str, Any]:

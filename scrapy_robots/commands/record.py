@@ -3,7 +3,9 @@
 For each URL: the version of its site's robots.txt that applied at ``--at`` (the last
 download before it), whether that version allows the URL (and which line decides: read
 from the recorded body by our RFC 9309 parser, with the project's ROBOTSTXT_RFC9309_*
-options), and the decisions the crawl recorded for the URL. With no URL: a summary per
+options), what the page itself said when the crawl read it (its header, meta tag or
+directive that denied a declared purpose: the crawl's answer, ``Grounds.on_page``), and the
+decisions the crawl recorded for the URL. With no URL: a summary per
 site (versions, denials by reason, reservations). Exit status as for the other answers:
 0 all allowed, 1 some denied, 2 an error (no record, no version known at that time).
 """
@@ -21,7 +23,8 @@ from scrapy_robots.cache.entry import Action, RobotsEntry
 from scrapy_robots.commands.inputs import check_url
 from scrapy_robots.commands.output import EXIT_ALLOWED, EXIT_DENIED, EXIT_ERROR
 from scrapy_robots.commands.query import answer_fields
-from scrapy_robots.grounds import grounds
+from scrapy_robots.grounds import grounds, page_reading
+from scrapy_robots.record import ITEMS_DROPPED
 from scrapy_robots.record.reader import Record
 from scrapy_robots.record.version import TDMREP_JSON
 from scrapy_robots.settings.config import RobotsConfig
@@ -104,27 +107,39 @@ def answer(record: Record, url: str, at: float, agent: str | None, settings: Bas
         # The crawl's own answer, on the versions recorded then, for the purposes it declared.
         tdm = _tdmrep_entry(record, site, at, config) if config.tdmrep and entry.action in NEEDED_AFTER else None
         found = grounds(entry, Request(url, headers={"User-Agent": agent}), config, tdm, at)
+        pages = [row for row in record.pages_for(url) if row["t"] <= at]
+        if pages:
+            # The page as the crawl read it (its last reading by then): the same answer it obeyed.
+            found = found.on_page(page_reading(pages[-1]))
         result["decided_by"] = found.decided_by
         result.update(answer_fields(found))
-    # The decisions made up to ``at``: a later one was not made yet at that time.
-    result["recorded"] = [
-        {"t": utc(row["t"]), "allowed": row["allowed"], "robots": row["robots"], "by": row["by"]}
+        result["tagged"] = [source.says for source in found.tagged] if config.usage is not None else []
+    # The decisions made up to ``at``, and the pages read by then: a later one was not yet.
+    recorded = [
+        {"t": row["t"], "allowed": row["allowed"], "robots": row["robots"], "by": row["by"]}
         for row in record.decisions_for(url)
         if row["t"] <= at
     ]
+    for row in record.pages_for(url):
+        if row["t"] <= at:
+            denied = row["denied"]
+            said = f"{denied['text']} denies {denied['purpose']}"
+            recorded.append({"t": row["t"], "page": said, "did": row["did"], "items": row["items"]})
+    result["recorded"] = [{**row, "t": utc(row["t"])} for row in sorted(recorded, key=lambda row: row["t"])]
     return result
 
 
 def _config(record: Record, url: str, at: float, agent: str, settings: BaseSettings) -> RobotsConfig:
     """The project's configuration, asking as ``agent``, for the purposes the crawl declared
-    (as its decisions of ``url`` recorded them; else the project's ROBOTSTXT_USAGE)."""
+    and in its mode (as its decisions of ``url`` recorded them; else the project's
+    ROBOTSTXT_USAGE; deny for a record written before the mode was)."""
     rows = [row for row in record.decisions_for(url) if row["t"] <= at]
     purposes = sorted({purpose for row in rows for purpose in row.get("purposes") or row.get("usage") or ()})
     settings = settings.copy()
     settings.set("ROBOTSTXT_USER_AGENT", agent, priority="cmdline")
     if purposes:
         settings.set("ROBOTSTXT_USAGE", purposes, priority="cmdline")
-        settings.set("ROBOTSTXT_USAGE_MODE", "deny", priority="cmdline")
+        settings.set("ROBOTSTXT_USAGE_MODE", rows[-1].get("mode") or "deny", priority="cmdline")
     return RobotsConfig.from_settings(settings)
 
 
@@ -224,7 +239,12 @@ def _text(result: dict[str, Any]) -> str:
     if "note" in robots and robots["sha256"] is not None:
         lines.append(f"  note: {robots['note']}")
     lines.append(f"  decided by: {result['decided_by']}")
+    lines.extend(f"  tagged: {says}" for says in result.get("tagged") or ())
     for row in result["recorded"]:
+        if "page" in row:
+            items = f" ({row['items']})" if row["did"] == ITEMS_DROPPED else ""
+            lines.append(f"  recorded: {row['t']} page: {row['page']}: {row['did']}{items}")
+            continue
         lines.append(
             f"  recorded: {row['t']} {'allowed' if row['allowed'] else 'denied'} by {(row['robots'] or '?')[:12]}: "
             f"{row['by']}"

@@ -51,6 +51,10 @@ if TYPE_CHECKING:
     import argparse
 
 
+#: The command's log level unless the user gives one: its answers go to standard output.
+LOG_LEVEL = "WARNING"
+
+
 class Command(ScrapyCommand):
     requires_project = False
     default_settings = {
@@ -81,6 +85,10 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
+        # Scrapy's help gives the project's LOG_LEVEL as -L's default; the command's is its own.
+        for action in parser._actions:
+            if "--loglevel" in action.option_strings:
+                action.help = f"log level (default: {LOG_LEVEL})"
         add_robots_options(parser)
         self.known_options = [option for action in parser._actions for option in action.option_strings]
 
@@ -99,7 +107,7 @@ class Command(ScrapyCommand):
         # go to standard output, and a project's DEBUG log would bury them. Logging is
         # set up before run(): this cannot wait.
         assert self.settings is not None
-        unless_given(self.settings, "LOG_LEVEL", "WARNING")
+        unless_given(self.settings, "LOG_LEVEL", LOG_LEVEL)
         if opts.strict:
             opts.lint = True
         self.problem = check_combinations(opts) or user_agent_option(opts.user_agent or [])

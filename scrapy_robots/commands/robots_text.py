@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from scrapy_robots.decoding import size_text
+from scrapy_robots.grounds import PAGE_DROPPED
 from scrapy_robots.lint import Finding
 from scrapy_robots.usage import DENIED_REASON as USAGE_REASON
 from scrapy_robots.usage import TDM_DENIED_REASON as TDM_REASON
@@ -222,9 +223,10 @@ def format_brief(result: dict[str, Any], paint: Paint = PLAIN, agent_width: int 
 def _why(result: dict[str, Any]) -> str:
     if result.get("error"):
         return str(result["error"])
-    for prefix in (USAGE_REASON, TDM_REASON):
+    for prefix in (USAGE_REASON, TDM_REASON, PAGE_DROPPED):
         if not result["allowed"] and str(result["reason"]).startswith(prefix):
-            # Allowed by the rules, denied for a declared purpose (--usage): that line or rule decided.
+            # Allowed by the rules, denied for a declared purpose (--usage): that line or rule
+            # decided, or the page's own header, meta tag or directive (--page).
             return str(result["reason"])[len(prefix) :].strip(" :")
     robots = result["robots_txt"]
     policy = robots["policy"]

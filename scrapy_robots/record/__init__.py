@@ -7,7 +7,8 @@ each request (issue #34; docs/compliance.rst).
 - :mod:`.writer`: the buffer and the crawler's own files, written in batches;
 - :mod:`.reader`: a record folder read back, asked which version applied when;
 - :mod:`.crawl`: the Scrapy-facing part the robots.txt middleware calls, once per fetch
-  and once per verdict, when ``ROBOTSTXT_RECORD`` is set.
+  and once per verdict, and the usage middleware once per page that denied a declared
+  purpose, when ``ROBOTSTXT_RECORD`` is set.
 
 Nothing here but :mod:`.crawl` imports Scrapy.
 """
@@ -17,4 +18,9 @@ from __future__ import annotations
 #: ``request.meta`` / ``response.meta`` key of the robots.txt version that governed a request.
 META_KEY = "robotstxt_version"
 
-__all__ = ["META_KEY"]
+#: What a crawl did with a page whose own header, meta tag or directive denied a declared
+#: purpose (a page row's ``did``): its items dropped (deny mode), or kept, tagged (tag mode).
+ITEMS_DROPPED = "items dropped"
+TAGGED = "tagged"
+
+__all__ = ["ITEMS_DROPPED", "META_KEY", "TAGGED"]

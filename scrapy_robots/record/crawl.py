@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.utils.reactor import CallLaterOnce
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_robots.cache import RobotsEntry
+    from scrapy_robots.grounds import PageReading
     from scrapy_robots.policyfiles.decision import Decision
     from scrapy_robots.policyfiles.fetch import FetchResult
     from scrapy_robots.settings.config import RobotsConfig
@@ -41,9 +43,19 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: Each crawler's record (:func:`compliance_record`).
+_OF: WeakKeyDictionary[Crawler, ComplianceRecord] = WeakKeyDictionary()
+
 
 def compliance_record(crawler: Crawler, config: RobotsConfig) -> ComplianceRecord | None:
-    return None if config.record is None else ComplianceRecord(crawler, config, config.record)
+    """The crawler's one record: the robots.txt middleware (its decisions) and the usage
+    middleware (the pages' own answers) write into the same files."""
+    if config.record is None:
+        return None
+    record = _OF.get(crawler)
+    if record is None:
+        record = _OF[crawler] = ComplianceRecord(crawler, config, config.record)
+    return record
 
 
 class ComplianceRecord:
@@ -61,15 +73,18 @@ class ComplianceRecord:
                 software=f"scrapy-robots/{__version__}",
                 # What each decision was judged for: the same for every row, written once in the file's header.
                 purposes=config.usage.purposes if config.usage is not None else (),
+                mode=config.usage.mode if config.usage is not None else None,
             )
         except OSError as exc:
             raise SettingError(f"ROBOTSTXT_RECORD = {record.folder!r}: the folder cannot be made: {exc}") from None
         # The one answer's row (grounds.py): imported here, a crawl without a record never loads it.
-        from scrapy_robots.grounds import decision_row
+        from scrapy_robots.grounds import decision_row, page_row
 
         self._decision_row = decision_row
+        self._page_row = page_row
         self.versions: list[PolicyVersion] = []
         self.decisions: list[tuple[Any, ...]] = []
+        self.pages: list[dict[str, Any]] = []  #: page rows, made when told (few: pages that denied)
         self._soon = CallLaterOnce(self.flush)
         self._tokens: dict[Any, str] = {}
         self._timer = LoopingCall(self.flush)
@@ -140,21 +155,29 @@ class ComplianceRecord:
         if len(self.decisions) >= self.record.batch:
             self._soon.schedule()  # once, whatever the requests decided before it runs
 
+    def page(self, site: str, url: str, reading: PageReading, items: int) -> None:
+        """A page that denied a declared purpose, read by the crawl (spidermw.py, once its
+        items went through): kept for the next batch, beside the request's decision."""
+        self.pages.append(self._page_row(time.time(), url, site, reading, items))
+
     def flush(self) -> None:
         versions, self.versions = self.versions, []
         decisions, self.decisions = self.decisions, []
-        if not versions and not decisions:
+        pages, self.pages = self.pages, []
+        if not versions and not decisions and not pages:
             return
         try:
-            self.writer.write(versions, map(self._row, decisions))
+            self.writer.write(versions, [*map(self._row, decisions), *pages])
         except OSError as exc:
             self.stats.inc_value("robotstxt/record/errors")
             logger.error(
                 "Compliance record: %(n)d version(s) and %(d)d decision(s) not written to %(folder)s: %(error)s",
-                {"n": len(versions), "d": len(decisions), "folder": self.record.folder, "error": exc},
+                {"n": len(versions), "d": len(decisions) + len(pages), "folder": self.record.folder, "error": exc},
             )
             return
         self.stats.inc_value("robotstxt/record/decisions", len(decisions))
+        if pages:
+            self.stats.inc_value("robotstxt/record/pages", len(pages))
         self.stats.inc_value("robotstxt/record/batches")
 
     def _row(self, decision: tuple[Any, ...]) -> dict[str, Any]:

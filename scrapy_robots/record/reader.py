@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scrapy_robots.record import jsonl, warc
+from scrapy_robots.record import ITEMS_DROPPED, TAGGED, jsonl, warc
 from scrapy_robots.record.version import ROBOTS_TXT, TDMREP_JSON
 from scrapy_robots.record.writer import DECISIONS
 
@@ -42,7 +42,10 @@ class SiteSummary:
     allowed: int = 0
     denied: Counter[str] = field(default_factory=Counter)  #: denials by reason
     tdmrep: set[str] = field(default_factory=set)  #: tdmrep.json outcomes (parse, allow, ...)
-    reservations: Counter[str] = field(default_factory=Counter)  #: purpose: requests denied by a reservation
+    #: ``purpose (source)``: requests denied by a reservation; ``purpose (source, items dropped)``:
+    #: items of the pages whose own header, meta tag or directive denied; ``purpose (source,
+    #: tagged)``: requests (or pages) a crawl in tag mode kept, tagged
+    reservations: Counter[str] = field(default_factory=Counter)
 
 
 class Record:
@@ -50,6 +53,8 @@ class Record:
         self.versions: dict[tuple[str, str], list[Version]] = defaultdict(list)
         self.bodies: dict[str, bytes] = {}
         self.decisions: list[dict[str, Any]] = []
+        #: the pages that denied a declared purpose (rows of ``"kind": "page"``), by time
+        self.pages: list[dict[str, Any]] = []
         self.files = 0
         for folder in map(Path, folders):
             if folder.is_file():
@@ -69,6 +74,7 @@ class Record:
                     unique.append(version)
             self.versions[key] = unique
         self.decisions.sort(key=lambda row: row["t"])
+        self.pages.sort(key=lambda row: row["t"])
 
     def _read(self, path: Path, folder: Path) -> None:
         name = path.name
@@ -96,13 +102,20 @@ class Record:
         says them once (its first line, the one without a time); a row of a file written
         before there was a header carries its own."""
         purposes: list[str] | None = None
+        mode: str | None = None
         for row in lines:
             if "t" not in row:
                 purposes = row.get("purposes") or None
+                mode = row.get("mode")  # absent from files written before page rows: deny
                 continue
             if purposes is not None and "purposes" not in row:
                 row["purposes"] = list(purposes)
-            self.decisions.append(row)
+            if mode is not None and "mode" not in row:
+                row["mode"] = mode
+            if row.get("kind") == "page":
+                self.pages.append(row)
+            else:
+                self.decisions.append(row)
 
     def sites(self) -> list[str]:
         return sorted({site for _, site in self.versions} | {row["site"] for row in self.decisions})
@@ -129,6 +142,10 @@ class Record:
     def decisions_for(self, url: str) -> list[dict[str, Any]]:
         return [row for row in self.decisions if row["url"] == url]
 
+    def pages_for(self, url: str) -> list[dict[str, Any]]:
+        """The page rows of ``url``: what the page itself denied, and what the crawl did."""
+        return [row for row in self.pages if row["url"] == url]
+
     def summary(self) -> list[SiteSummary]:
         sites: dict[str, SiteSummary] = {}
 
@@ -149,9 +166,18 @@ class Record:
             summary = of(row["site"])
             if row["allowed"]:
                 summary.allowed += 1
+                # Tag mode: the site's files denied a purpose, the request went on, tagged.
+                for purpose, tag in (row.get("usage") or {}).items():
+                    if tag.get("decision") == "deny":
+                        summary.reservations[f"{purpose} ({tag['source']}, {TAGGED})"] += 1
                 continue
             summary.denied[row["reason"]] += 1
             denied = row.get("usage_denied")
             if denied is not None:
                 summary.reservations[f"{denied['purpose']} ({denied['source']})"] += 1
+        for row in self.pages:
+            # The page's own: its items dropped (counted as the crawl's stat counts them), or tagged.
+            denied, did = row["denied"], row["did"]
+            what = f"{denied['purpose']} ({denied['source']}, {did})"
+            of(row["site"]).reservations[what] += row["items"] if did == ITEMS_DROPPED else 1
         return [sites[site] for site in sorted(sites)]

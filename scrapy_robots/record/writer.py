@@ -6,8 +6,10 @@ file versions and ``.decisions.jsonl`` for the decisions. Nothing is shared but 
 folder (and, in JSON Lines, the bodies, named by their hash), so no two writers meet.
 Each batch is flushed to the operating system as a whole: a crash loses the batch not
 yet written, never what was. The decisions file begins with its header, one line that
-says what is the same for every decision in it (``{"purposes": [...]}``, the purposes each
-was judged for: ``ROBOTSTXT_USAGE``), so that no row repeats it.
+says what is the same for every decision in it (``{"purposes": [...], "mode": "deny"}``, the
+purposes each was judged for, ``ROBOTSTXT_USAGE``, and ``ROBOTSTXT_USAGE_MODE``), so that no
+row repeats it. Beside the decisions, a page that denied a declared purpose has a row of its
+own (``"kind": "page"``, grounds.page_row), written once the crawl has read the page.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class RecordWriter:
         name: str | None = None,
         software: str = "",
         purposes: Sequence[str] = (),
+        mode: str | None = None,
     ):
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -55,6 +58,8 @@ class RecordWriter:
         self.software = software
         #: the purposes every decision is judged for (ROBOTSTXT_USAGE), in the decisions file's header
         self.purposes = list(purposes)
+        #: what the crawl does with a denial for them (ROBOTSTXT_USAGE_MODE), in the header too
+        self.mode = mode
         self._versions: Any = None
         self._version_stream: Any = None
         self._decisions: Any = None
@@ -71,7 +76,10 @@ class RecordWriter:
         if rows:
             if self._decisions is None:
                 self._decisions = open(self.folder / (self.name + DECISIONS), "a", encoding="utf-8")
-                self._decisions.write(encode_line({"purposes": self.purposes}) + "\n")  # the header
+                header: dict[str, Any] = {"purposes": self.purposes}
+                if self.mode is not None:
+                    header["mode"] = self.mode
+                self._decisions.write(encode_line(header) + "\n")
             self._decisions.write("\n".join(rows) + "\n")
             self._decisions.flush()
 
