@@ -3,10 +3,13 @@ fleet tests are in test_fleet.py)."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 import pytest_twisted
-from crawling import crawl, stat
-from servers import body
+from crawling import RecordingSpider, crawl, stat
+from servers import answer_later, body
+from twisted.internet.defer import Deferred, DeferredList
 
 # Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
 pytestmark = pytest.mark.timing
@@ -65,3 +68,34 @@ async def test_redis_down_falls_back_to_local(serve):
     times = sorted(hit.at for hit in site.page_hits())
     assert min(b - a for a, b in zip(times, times[1:])) >= 0.3 - 0.01
     assert stat(crawler, "robotstxt/fleet/fallback") >= 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_crawler_that_reads_a_site_from_the_fleet_says_so_once_per_site(serve, redis, caplog):
+    # Two crawlers at once on the same sites: each site's robots.txt is downloaded by one of
+    # them (its usual line), and the other takes the entry from the fleet, during its crawl:
+    # it says so, with the delay it obeys, once per site as the downloading crawler does.
+    caplog.set_level(logging.INFO)
+    sites = [serve(answer_later(body(ROBOTS), 0.5)) for _ in range(3)]
+    urls = [f"{site.url}/p{i}" for site in sites for i in range(3)]
+
+    class First(RecordingSpider):
+        name = "first"
+
+    class Second(RecordingSpider):
+        name = "second"
+
+    runs = [Deferred.fromCoroutine(crawl(urls, spider, **fleet_settings(redis))) for spider in (First, Second)]
+    crawlers = [result for _, result in await DeferredList(runs)]
+    assert [site.robots_hits() for site in sites] == [1, 1, 1]
+    from_fleet = 0
+    for crawler in crawlers:
+        mine = [r.getMessage() for r in caplog.records if getattr(r, "spider", None) is crawler.spider]
+        for site in sites:
+            said = [m for m in mine if m.startswith(f"robots.txt for {site.url}")]
+            assert len(said) == 1, (crawler.spider.name, mine)
+            if " from the fleet " in said[0]:
+                from_fleet += 1
+                assert "HTTP 200 -> parse" in said[0] and "crawl-delay 0.3s" in said[0], said
+                assert "fetched by another crawler" in said[0], said
+    assert from_fleet == 3

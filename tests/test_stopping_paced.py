@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import pytest_twisted
 from crawling import RecordingSpider, crawl, robots_middleware, stat
+from fleet import start_crawler
 from processes import run_spider
 from scrapy import Request
 from servers import RateLimited, answer_later, body
@@ -262,3 +263,27 @@ async def test_a_users_own_delay_stops_at_once_too(serve, tmp_path, setting):
     gaps = [b.at - a.at for a, b in zip(site.page_hits(), site.page_hits()[1:])]
     floor = setting.get("DOWNLOAD_DELAY", 5.0) * 0.5  # Scrapy's jitter: at least half the delay
     assert min(gaps) >= floor - 0.01, gaps
+
+
+@pytest.mark.slow
+@pytest_twisted.ensureDeferred
+async def test_ctrl_c_on_a_fleet_crawler_says_what_waited_for_the_fleets_turn(serve, redis):
+    # The fleet's pace keeps a request waiting for its turn in the fleet (fleet/pacing.py),
+    # not in the waiting room: the close line counts those too, one line.
+    slow = [paced_site(serve, 3) for _ in range(2)]
+    urls = [url for site in slow for url in site_urls(site, 8)]
+    own_queue = {"SCHEDULER": "scrapy.core.scheduler.Scheduler", "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter"}
+    handle = start_crawler(urls, redis.url, **own_queue, CONCURRENT_REQUESTS=16)
+    await until(lambda: all(len(site.page_hits()) >= 1 for site in slow), 30, "a page of each site")
+    sent = handle.signal("INT")
+    result = await ended(handle, timeout=15)
+    log = result["log"]
+    assert not result["killed"] and result["reason"] == "shutdown", log[-3000:]
+    assert result["ended_at"] - sent < STOP_BOUND, result["ended_at"] - sent
+    # The fleet project keeps its queue (SCHEDULER_PERSIST): the requests go back to it.
+    closed = result["stats"].get("robotstxt/closing/requeued", 0)
+    assert closed >= 2, "\n".join([repr(result["stats"]), log[-2500:]])
+    lines = [line for line in log.splitlines() if "Crawl closing:" in line]
+    assert len(lines) == 1, log[-3000:]
+    assert f"Crawl closing: {closed} request(s) of 2 site(s)" in lines[0], (lines, closed)
+    assert "ERROR" not in log, log[-3000:]

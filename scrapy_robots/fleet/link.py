@@ -36,6 +36,15 @@ primary is. A failover is an outage like any other: the calls to the dead primar
 the link drops the pool's connections, and the PING that answers went, on a new
 connection, to the primary the Sentinels name. A demoted primary (a replica now) answers
 a write with READONLY, which redis-py turns into a connection error: the same outage.
+
+A Redis of another kind than the settings say is no outage (:func:`mismatch`): a cluster
+node without ``ROBOTSTXT_REDIS_CLUSTER`` (it answers ``MOVED`` for the keys of the other
+nodes), the setting against a plain server, a Sentinel address that is no Sentinel, a
+service the Sentinels do not know. The link asks what Redis is once, at start-up
+(:meth:`RedisLink.verify`) or, if Redis is away then, at the PING that first reaches it;
+a ``MOVED`` or ``ASK`` reply says it wherever it comes. Then one ERROR names the setting
+and the fix, ``on_misconfigured`` is told (the crawl stops: ``MISCONFIGURED``), and every
+call fails at once without a word: no outage, no PING, no "reachable again".
 """
 
 from __future__ import annotations
@@ -60,10 +69,80 @@ MAX_BACKOFF = 1.0
 LATE = 0.1
 #: ROBOTSTXT_REDIS_CONNECTIONS' default (redis-py's pool refuses a 101st connection).
 DEFAULT_CONNECTIONS = 50
+#: The crawl's close reason when its Redis is not the kind its settings say.
+MISCONFIGURED = "robotstxt_redis_misconfigured"
 
 
 class FleetUnavailable(Exception):
     """Redis cannot be used right now; do the local thing."""
+
+
+class Mismatch(Exception):
+    """Redis is not the kind the settings say; the message names the setting and the fix."""
+
+
+async def mismatch(client: Any, cluster: bool, sentinel: Any = None, service: str = "") -> str | None:
+    """What the fleet's settings get wrong about the Redis that ``client`` reaches, or None.
+    Raises redis-py's errors when Redis cannot be asked (:meth:`RedisLink.misconfiguration`
+    names those that are a mismatch too)."""
+    if cluster:
+        # redis-py's cluster client reads the slot map first: a plain server refuses it
+        # (RedisClusterException, "Cluster mode is not enabled on this node").
+        await client.ping()
+        return None
+    try:
+        mode = (await client.info("server")).get("redis_mode", "standalone")
+    except _master_not_found() as exc:
+        if sentinel is not None and not await _known_service(sentinel, service):
+            return (
+                f"the Sentinels of ROBOTSTXT_REDIS_SENTINELS know no service {service!r}: set "
+                "ROBOTSTXT_REDIS_SENTINEL_SERVICE to the name of their 'sentinel monitor' line"
+            )
+        raise exc
+    if mode == "cluster":
+        return _NOT_CLUSTER_SETTING
+    if mode == "sentinel":
+        return (
+            "ROBOTSTXT_REDIS_URL names a Redis Sentinel, not a Redis server: list the Sentinels in "
+            "ROBOTSTXT_REDIS_SENTINELS (and the service in ROBOTSTXT_REDIS_SENTINEL_SERVICE)"
+        )
+    return None
+
+
+_NOT_CLUSTER_SETTING = (
+    "Redis is a Redis Cluster node but ROBOTSTXT_REDIS_CLUSTER is off (a plain client is answered MOVED for "
+    "the keys of the other nodes): set ROBOTSTXT_REDIS_CLUSTER = True"
+)
+_NOT_A_CLUSTER = (
+    "ROBOTSTXT_REDIS_CLUSTER is on but Redis is not a Redis Cluster node (Cluster mode is not enabled on this "
+    "node): set ROBOTSTXT_REDIS_CLUSTER = False, or name a node of the cluster"
+)
+_NOT_SENTINELS = (
+    "ROBOTSTXT_REDIS_SENTINELS names a server that is not a Redis Sentinel (it does not know the SENTINEL "
+    "command): list the Sentinels' addresses (port 26379 by default), not the Redis servers'"
+)
+
+
+def _master_not_found() -> type[BaseException]:
+    from redis.asyncio.sentinel import MasterNotFoundError
+
+    return MasterNotFoundError
+
+
+async def _known_service(sentinel: Any, service: str) -> bool:
+    """Whether a Sentinel that answers knows ``service`` (True when none answers: an outage)."""
+    import redis
+
+    answered = False
+    for each in sentinel.sentinels:
+        try:
+            masters = await each.sentinel_masters()
+        except (redis.exceptions.RedisError, OSError, asyncio.TimeoutError):
+            continue
+        answered = True
+        if service in masters:
+            return True
+    return not answered
 
 
 def redis_client(fleet: FleetConfig) -> tuple[Any, Any]:
@@ -134,16 +213,30 @@ class RedisLink:
         client: Any = None,
         sentinel: Any = None,
         where: str | None = None,
+        cluster: bool = False,
+        service: str = "",
+        on_misconfigured: Callable[[str], object] | None = None,
     ):
         """``client``: the fleet's asyncio client (:func:`redis_client`); by default one
-        Redis at ``url``. ``sentinel``: the Sentinel client that names its primary, closed
-        with it; ``where``: how the log names the server (default ``url``)."""
+        Redis at ``url``. ``sentinel``: the Sentinel client that names its primary
+        (``service``), closed with it; ``where``: how the log names the server (default
+        ``url``); ``cluster``: ``client`` is a cluster client; ``on_misconfigured``: told
+        once, with the ERROR line's words, when Redis is not the kind the settings say."""
         self.url = where or url
+        self.cluster = cluster
+        self.service = service
+        self.on_misconfigured = on_misconfigured
+        #: what the settings get wrong about Redis, once found (then every call fails at once)
+        self.misconfigured: str | None = None
+        #: Redis was asked what it is (mismatch) and answered
+        self.verified = False
+        self._verifying: asyncio.Future[None] | None = None
         self.timeout = timeout
         self.client = client if client is not None else _single(url, _options(timeout, connections))
         self._sentinel = sentinel
         import redis
 
+        self._redirected = redis.exceptions.AskError  # MOVED too (a subclass)
         self._errors: tuple[type[BaseException], ...] = (
             redis.exceptions.RedisError,
             redis.exceptions.RedisClusterException,  # not a RedisError: a slot no node serves, ...
@@ -164,7 +257,9 @@ class RedisLink:
         self._probing = False
 
     @classmethod
-    def of(cls, fleet: FleetConfig, stats: Any = None) -> RedisLink:
+    def of(
+        cls, fleet: FleetConfig, stats: Any = None, on_misconfigured: Callable[[str], object] | None = None
+    ) -> RedisLink:
         """The link to the fleet's Redis as its settings say (:func:`redis_client`)."""
         client, sentinel = redis_client(fleet)
         where = None
@@ -179,13 +274,71 @@ class RedisLink:
             client=client,
             sentinel=sentinel,
             where=where,
+            cluster=fleet.cluster,
+            service=fleet.sentinel_service,
+            on_misconfigured=on_misconfigured,
         )
 
     def available(self) -> bool:
         """Whether a call would go to Redis now (the link is up, or a PING is due)."""
+        if self.misconfigured is not None:
+            return False
         return not self.down or (not self._probing and self.clock() >= self.retry_at)
 
+    async def verify(self) -> str | None:
+        """What the settings get wrong about Redis (the ERROR said), or None: asked once,
+        before the link's first call (the storage asks at start-up). A Redis away now is an
+        outage; the PING that first reaches it asks again."""
+        if self._verifying is None:
+            self._verifying = asyncio.ensure_future(self._first_check())
+        await asyncio.shield(self._verifying)
+        return self.misconfigured
+
+    async def _first_check(self) -> None:
+        try:
+            await self._call(self._check)
+        except FleetUnavailable:
+            pass
+
+    async def _check(self) -> None:
+        wrong = await mismatch(self.client, self.cluster, self._sentinel, self.service)
+        if wrong is not None:
+            raise Mismatch(wrong)
+        self.verified = True
+
+    def misconfiguration(self, exc: BaseException) -> str | None:
+        """What ``exc`` says the settings get wrong about Redis, or None (an outage)."""
+        if isinstance(exc, Mismatch):
+            return str(exc)
+        if isinstance(exc, self._redirected) and not self.cluster:
+            return _NOT_CLUSTER_SETTING
+        message = str(exc)
+        if self.cluster and "Cluster mode is not enabled" in message:
+            return _NOT_A_CLUSTER
+        if self._sentinel is not None and "unknown command 'SENTINEL'" in message:
+            return _NOT_SENTINELS
+        return None
+
+    def _misconfigured(self, wrong: str) -> None:
+        if self.misconfigured is not None:
+            return
+        self.misconfigured = wrong
+        logger.error(
+            "The fleet's Redis at %(url)s is not what its settings say: %(wrong)s. The crawl stops (close reason "
+            "%(reason)s): it would not share what its settings say it shares",
+            {"url": self.url, "wrong": wrong, "reason": MISCONFIGURED},
+        )
+        if self.on_misconfigured is not None:
+            self.on_misconfigured(wrong)
+
     async def call(self, method: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+        if not self.verified and not self.down and self.misconfigured is None:
+            await self.verify()  # a plain client on a cluster node would answer some keys, not all
+        return await self._call(method, *args, **kwargs)
+
+    async def _call(self, method: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+        if self.misconfigured is not None:
+            raise FleetUnavailable(self.misconfigured)
         if self.down and not await self._probe():
             raise FleetUnavailable(f"Redis at {self.url} is unreachable")
         if self._turns.locked():
@@ -203,7 +356,11 @@ class RedisLink:
                         self._inc("redis_late")
                         continue
                     error: BaseException = exc
-                except self._errors as exc:
+                except (*self._errors, Mismatch) as exc:
+                    wrong = self.misconfiguration(exc)
+                    if wrong is not None:
+                        self._misconfigured(wrong)
+                        raise FleetUnavailable(wrong) from exc
                     error = exc
                 self._inc("redis_errors")
                 if changes == self._changes:
@@ -257,8 +414,13 @@ class RedisLink:
             return False
         self._probing = True
         try:
-            await self.client.ping()
-        except self._errors:
+            # The first PING that reaches Redis asks what it is, if start-up could not.
+            await (self.client.ping() if self.verified else self._check())
+        except (*self._errors, Mismatch) as exc:
+            wrong = self.misconfiguration(exc)
+            if wrong is not None:
+                self._misconfigured(wrong)
+                return False
             self._inc("redis_errors")
             self.backoff = min(self.backoff * 2, MAX_BACKOFF)
             self.retry_at = self.clock() + self.backoff

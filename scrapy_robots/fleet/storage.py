@@ -20,9 +20,13 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
+from scrapy.exceptions import CloseSpider
+from scrapy.utils.defer import deferred_from_coro
+
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry, RobotsStorage
 from scrapy_robots.cache.entry import entry_from_record, pack, unpack
-from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
+from scrapy_robots.fleet.link import MISCONFIGURED, FleetUnavailable, RedisLink
 from scrapy_robots.fleet.lock import FetchLock
 from scrapy_robots.fleet.pacing import FleetPacer
 from scrapy_robots.fleet.reservations import RedisPacer
@@ -96,8 +100,8 @@ class RedisRobotsStorage(RobotsStorage):
             )
         config = RobotsConfig.of(crawler)
         fleet = config.fleet
-        link = RedisLink.of(fleet, stats=crawler.stats)
-        return cls(
+        link = RedisLink.of(fleet, stats=crawler.stats, on_misconfigured=lambda _: _stop_crawl(crawler))
+        storage = cls(
             link,
             fleet.prefix,
             config.cache_size,
@@ -109,6 +113,14 @@ class RedisRobotsStorage(RobotsStorage):
             pacing_outage=fleet.outage,
             keep_after_expiry=fleet.keep_after_expiry,
         )
+        crawler.signals.connect(storage._verify_at_start, signal=signals.spider_opened)
+        return storage
+
+    async def _verify_at_start(self) -> None:
+        """A Redis of another kind than the settings say closes the crawl before its first
+        request (the link said why); a Redis away now is asked when it answers."""
+        if await self.link.verify() is not None:
+            raise CloseSpider(MISCONFIGURED)
 
     def pacer(self) -> FleetPacer | None:
         """The fleet's pace, unless ROBOTSTXT_FLEET_PACING is off."""
@@ -247,3 +259,12 @@ class RedisRobotsStorage(RobotsStorage):
             entry = await fetch()
             await self.save(entry)  # shared now, or when Redis answers again
             return entry
+
+
+def _stop_crawl(crawler: Crawler) -> None:
+    """Close the crawl once it runs (a mismatch found at start-up closes it from
+    ``_verify_at_start``); the calls in flight meanwhile fall back to local behaviour."""
+    engine = crawler.engine
+    if engine is None or not engine.running or crawler.spider is None:
+        return
+    deferred_from_coro(engine.close_spider_async(reason=MISCONFIGURED))
