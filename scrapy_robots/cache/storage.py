@@ -57,6 +57,10 @@ class RobotsStorage:
     behaves as an empty one; the crawl goes on.
     """
 
+    #: Who else writes the entries it keeps, as the log names them ("the fleet"); None
+    #: when only this crawler does. A crawler says once per site what it read from them.
+    shared_with: str | None = None
+
     async def load(self, site: str) -> RobotsEntry | None:
         """The site's entry, fresh or not (an expired one carries the failure count and
         the last good body), with ``body`` for a parsed robots.txt; or None."""

@@ -65,6 +65,8 @@ class LocalTier(MemoryRobotsStorage):
 class RedisRobotsStorage(RobotsStorage):
     """``ROBOTSTXT_CACHE_STORAGE = "scrapy_robots.fleet.RedisRobotsStorage"``."""
 
+    shared_with = "the fleet"
+
     def __init__(
         self,
         link: RedisLink,

@@ -161,10 +161,11 @@ class PolicyFile:
         """A fresh stored entry made ready: :meth:`ready`."""
         return self.ready(stored)
 
-    def earlier(self, entry: RobotsEntry) -> None:
-        """``entry``, fetched before this crawl began, came back from the storage (a
-        resumed or persisted crawl, another crawler of a fleet)."""
-        logger.debug("%(file)s for %(site)s restored from storage", {"file": self.name, "site": entry.site})
+    def earlier(self, entry: RobotsEntry, source: str, by: str = "") -> None:
+        """``entry`` came from the storage, not from this crawler's own download: fetched
+        before this crawl began (a resumed or persisted crawl), or by another crawler of a
+        fleet (``source``: "from the fleet"; ``by``: " by another crawler", during this crawl)."""
+        logger.debug("%(file)s for %(site)s %(source)s", {"file": self.name, "site": entry.site, "source": source})
 
     async def fetched(self, decision: Decision, result: FetchResult, request: Request, waiting: int) -> None:
         """A download became ``decision.entry``: its body read, counted and said."""
@@ -218,6 +219,8 @@ class PolicyBook:
         self._cache = file.cache
         self._waits = file.waits
         self.storage = storage
+        # Who else writes the storage ("the fleet"): its entries are said as theirs.
+        self._shared = storage.shared_with
         self.fetcher = fetcher
         self.room = room
         self.record = record  # the compliance record (ROBOTSTXT_RECORD), told of each fetch
@@ -321,9 +324,17 @@ class PolicyBook:
         elif previous is not None and previous.body is None and stored is not None:
             # So that a stale copy kept in use is stored whole.
             previous.body, previous.agents = stored.body, stored.agents
-        entry = await self.storage.fetch_once(key, partial(self._fetch, site, previous, request))
+        fetched: list[bool] = []
+
+        async def fetch() -> RobotsEntry:
+            fetched.append(True)
+            return await self._fetch(site, previous, request)
+
+        entry = await self.storage.fetch_once(key, fetch)
         # Fetched by another crawler of a fleet, it comes without its rules: made ready here.
         entry = self.file.ready(entry) or entry
+        if not fetched:
+            self._said(entry)
         entry.body = entry.agents = entry.content_type = None  # the storage keeps them; the hot tier the rules
         self.hot.put(entry)
         return entry
@@ -336,11 +347,19 @@ class PolicyBook:
         if entry is None:
             return None
         self.stats.inc_value(f"{self._cache}/restored")
-        if entry.fetched_at < self.started:
-            self.file.earlier(entry)
+        if entry.fetched_at < self.started or self._shared is not None:
+            self._said(entry)
         entry.body = entry.agents = entry.content_type = None
         self.hot.put(entry)
         return entry
+
+    def _said(self, entry: RobotsEntry) -> None:
+        """The file's handler says where ``entry``, not downloaded here, came from."""
+        if self._shared is None:
+            self.file.earlier(entry, "restored from storage")
+        else:
+            by = " by another crawler" if entry.fetched_at >= self.started else ""
+            self.file.earlier(entry, f"from {self._shared}", by)
 
     def _storage_failed(self, key: str) -> None:
         # A storage's own failures are its to absorb (see RobotsStorage): this is a bug.

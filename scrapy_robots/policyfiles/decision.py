@@ -149,10 +149,13 @@ def _unreachable(
     return Decision(entry, kind, stale=stale, bad_retry_after=bad_retry_after)
 
 
-def describe_restored(entry: RobotsEntry, now: float, config: RobotsConfig) -> str:
-    """The INFO line of a site restored from the storage, fetched before this crawl
-    began (a resumed or persisted crawl, another crawler of a fleet): what a fresh
-    crawl's line would have said, and the schedule it keeps."""
+def describe_restored(
+    entry: RobotsEntry, now: float, config: RobotsConfig, origin: str = "restored from storage", by: str = ""
+) -> str:
+    """The INFO line of a site whose entry came from the storage, not from this crawl's
+    download (fetched before it began, or by another crawler of a fleet: ``origin``
+    "from the fleet", ``by`` " by another crawler"): what the downloading crawl's line
+    said, and the schedule it keeps."""
     outcome = f"HTTP {entry.status}" if entry.status is not None else entry.error
     details = ""
     if entry.action is Action.UNREACHABLE:
@@ -164,7 +167,7 @@ def describe_restored(entry: RobotsEntry, now: float, config: RobotsConfig) -> s
         details += _delay_text(entry)
     age = _duration(max(0.0, now - entry.fetched_at))
     return (
-        f"robots.txt for {entry.site} restored from storage (fetched {age} ago): "
+        f"robots.txt for {entry.site} {origin} (fetched{by} {age} ago): "
         f"{outcome} -> {entry.action.value}{details}"
     )
 

@@ -102,12 +102,14 @@ class RobotsTxt(PolicyFile):
             self._keep_rules(entry)
         return entry
 
-    def earlier(self, entry: RobotsEntry) -> None:
-        """Say what a site restored from a previous run holds, once; count its delay as a fetch would."""
+    def earlier(self, entry: RobotsEntry, source: str, by: str = "") -> None:
+        """Say what a site restored from a previous run, or read from the fleet, holds, once;
+        count its delay as a fetch would."""
         if entry.site in self._announced:
             return
         self._announced.add(entry.site)
-        logger.info(describe_restored(entry, time.time(), self.config), extra={"spider": self.crawler.spider})
+        line = describe_restored(entry, time.time(), self.config, source, by)
+        logger.info(line, extra={"spider": self.crawler.spider})
         self._count_delay(entry)
 
     async def fetched(self, decision: Decision, result: FetchResult, request: Request, waiting: int) -> None:
@@ -121,6 +123,8 @@ class RobotsTxt(PolicyFile):
                 await send_robots_parsed(self.crawler, parser, request)
                 self._count_delay(entry)
         stats.inc_value(f"robotstxt/policy/{entry.action.value}")
+        if self.storage.shared_with is not None:
+            self._announced.add(entry.site)  # said here: not again when read back from the fleet
         level, message = describe(decision, result, waiting, self.config)
         if self.config.one_shot and entry.action is Action.UNREACHABLE:
             # scrapy robots: said in the site's answer (commands/query.py), not as a log line
