@@ -39,7 +39,6 @@ from scrapy_robots.cache.storage import SharedPauses
 from scrapy_robots.fleet.link import FleetUnavailable
 from scrapy_robots.fleet.reservations import RedisPacer, Reservation
 from scrapy_robots.pace.pacing import PAUSED, SitePacing
-from scrapy_robots.pace.slots import engine_closing
 from scrapy_robots.pace.waiting import CrawlClosing
 
 if TYPE_CHECKING:
@@ -340,13 +339,15 @@ class SharedPacing(SitePacing):
         if not_before is None:
             await self._local_turn(entry, request)
             return
-        wait = await self.shared.reserve(key, base, not_before, raised)
+        with self.room.holding(entry.site):  # a close meanwhile counts it (the Redis call is short)
+            wait = await self.shared.reserve(key, base, not_before, raised)
         if wait is None and self._outage_wait is not None:
             wait = self._outage_wait(key, floor, not_before)
             while wait is None:  # held until Redis answers (ROBOTSTXT_FLEET_OUTAGE = "hold")
                 await self._sleep(HOLD_RETRY, entry.site)
                 not_before = self.slots.fleet_handover(request, floor) or 0.0
-                wait = await self.shared.reserve(key, base, not_before, raised)
+                with self.room.holding(entry.site):
+                    wait = await self.shared.reserve(key, base, not_before, raised)
         if wait is None:
             await self._local_turn(entry, request)
             return
@@ -357,20 +358,22 @@ class SharedPacing(SitePacing):
 
     async def _sleep(self, seconds: float, site: str) -> None:
         end = time.monotonic() + seconds
-        while True:
-            self._check_closing(site)
-            left = end - time.monotonic()
-            if left <= 0:
-                return
-            await asyncio.sleep(min(left, WATCH_INTERVAL))
+        with self.room.holding(site):
+            while True:
+                self._check_closing(site)
+                left = end - time.monotonic()
+                if left <= 0:
+                    return
+                await asyncio.sleep(min(left, WATCH_INTERVAL))
 
     async def _enter(self, lock: asyncio.Lock, site: str) -> None:
         """Take the slot's line ``lock``, unless the crawl starts closing first."""
         acquire = asyncio.ensure_future(lock.acquire())
         try:
-            while not acquire.done():
-                self._check_closing(site)
-                await asyncio.wait({acquire}, timeout=WATCH_INTERVAL)
+            with self.room.holding(site):
+                while not acquire.done():
+                    self._check_closing(site)
+                    await asyncio.wait({acquire}, timeout=WATCH_INTERVAL)
         except BaseException:
             if acquire.done() and not acquire.cancelled() and acquire.exception() is None:
                 lock.release()
@@ -379,7 +382,7 @@ class SharedPacing(SitePacing):
             raise
 
     def _check_closing(self, site: str) -> None:
-        if self.room.closing or engine_closing(self.crawler):
+        if self.room.closing_now():  # the room's close line counts the requests held here
             raise CrawlClosing(site, TURN)
 
     def pauses(self) -> SharedPauses | None:

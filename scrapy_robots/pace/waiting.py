@@ -24,7 +24,8 @@ import asyncio
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import IgnoreRequest
@@ -147,6 +148,9 @@ class WaitingRoom:
         self.flights = SingleFlight()
         # release Deferred -> (site, what it waits for, the source to cancel on close)
         self._parked: dict[Deferred[Any], tuple[str, str, Deferred[Any]]] = {}
+        #: requests that wait elsewhere and watch the close themselves (the fleet's turn,
+        #: fleet/pacing.py), per site: counted in the close line, released by their waiter
+        self.held: Counter[str] = Counter()
         self._watch = LoopingCall(self._look_at_engine)
 
     def __len__(self) -> int:
@@ -233,6 +237,25 @@ class WaitingRoom:
                 del self.per_site[site]
             self._stop_watching()
 
+    @contextmanager
+    def holding(self, site: str) -> Iterator[None]:
+        """A request of ``site`` waits outside the room meanwhile (its waiter raises
+        :class:`CrawlClosing` when :meth:`closing_now` says so): the close line counts it."""
+        self.held[site] += 1
+        try:
+            yield
+        finally:
+            self.held[site] -= 1
+            if not self.held[site]:
+                del self.held[site]
+
+    def closing_now(self) -> bool:
+        """Whether the crawl is closing; the first to see it closes the room (its one line,
+        the held requests counted while they still wait)."""
+        if not self.closing and engine_closing(self.crawler):
+            self._close_now()
+        return self.closing
+
     def join(self, site: str, work: Callable[[], Awaitable[Any]]) -> Deferred[Any]:
         """This caller's Deferred for the site's one ``work()`` in flight (started now
         if there is none). A fetch in flight is watched too: it is cancelled on close."""
@@ -256,13 +279,13 @@ class WaitingRoom:
     def _close_now(self) -> None:
         if not self.closing:
             self.closing = True
-            if self._parked:
+            if self._parked or self.held:
                 logger.info(
                     "Crawl closing: %(count)d request(s) of %(sites)d site(s) waiting for robots.txt or for "
                     "their site's turn %(fate)s",
                     {
-                        "count": len(self._parked),
-                        "sites": len(self.per_site),
+                        "count": len(self._parked) + sum(self.held.values()),
+                        "sites": len(self.per_site.keys() | self.held.keys()),
                         "fate": "go back to the job's queue (JOBDIR)"
                         if self.requeue_on_close
                         else "are not sent (stat robotstxt/closing/ignored)",
