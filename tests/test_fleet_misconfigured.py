@@ -174,14 +174,18 @@ async def test_a_moved_reply_on_a_plain_client_is_the_misconfiguration_not_an_ou
 
 
 @pytest_twisted.ensureDeferred
-async def test_sentinel_settings_that_name_no_sentinel_or_an_unknown_service_stop_the_crawl(serve, redis, sentinels, caplog):
+async def test_sentinel_settings_naming_no_sentinel_or_an_unknown_service_stop_the_crawl(
+    serve, redis, sentinels, caplog
+):
     caplog.set_level(logging.INFO)
     site = serve(body(ROBOTS))
     urls = [f"{site.url}/p{i}" for i in range(4)]
     cases = [
         ({"ROBOTSTXT_REDIS_SENTINELS": f"127.0.0.1:{redis.port}"}, "ROBOTSTXT_REDIS_SENTINELS"),
-        ({"ROBOTSTXT_REDIS_SENTINELS": sentinels.setting, "ROBOTSTXT_REDIS_SENTINEL_SERVICE": "nosuch"},
-         "ROBOTSTXT_REDIS_SENTINEL_SERVICE"),
+        (
+            {"ROBOTSTXT_REDIS_SENTINELS": sentinels.setting, "ROBOTSTXT_REDIS_SENTINEL_SERVICE": "nosuch"},
+            "ROBOTSTXT_REDIS_SENTINEL_SERVICE",
+        ),
     ]
     for settings, setting in cases:
         caplog.clear()
@@ -194,7 +198,10 @@ async def test_sentinel_settings_that_name_no_sentinel_or_an_unknown_service_sto
         assert crawler.spider.downloaded == []
     caplog.clear()
     crawler = await crawl(
-        urls, **FLEET, ROBOTSTXT_REDIS_URL="redis://127.0.0.1:9/0", ROBOTSTXT_REDIS_SENTINELS=sentinels.setting,
+        urls,
+        **FLEET,
+        ROBOTSTXT_REDIS_URL="redis://127.0.0.1:9/0",
+        ROBOTSTXT_REDIS_SENTINELS=sentinels.setting,
         ROBOTSTXT_REDIS_SENTINEL_SERVICE=SERVICE,
     )
     assert stat(crawler, "finish_reason", None) == "finished"

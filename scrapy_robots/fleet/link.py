@@ -137,7 +137,7 @@ async def _known_service(sentinel: Any, service: str) -> bool:
     for each in sentinel.sentinels:
         try:
             masters = await each.sentinel_masters()
-        except (redis.exceptions.RedisError, OSError, asyncio.TimeoutError):
+        except (TimeoutError, redis.exceptions.RedisError, OSError):
             continue
         answered = True
         if service in masters:

@@ -161,11 +161,15 @@ class PolicyFile:
         """A fresh stored entry made ready: :meth:`ready`."""
         return self.ready(stored)
 
-    def earlier(self, entry: RobotsEntry, source: str, by: str = "") -> None:
+    def earlier(self, entry: RobotsEntry, shared: str | None = None, during: bool = False) -> None:
         """``entry`` came from the storage, not from this crawler's own download: fetched
         before this crawl began (a resumed or persisted crawl), or by another crawler of a
-        fleet (``source``: "from the fleet"; ``by``: " by another crawler", during this crawl)."""
-        logger.debug("%(file)s for %(site)s %(source)s", {"file": self.name, "site": entry.site, "source": source})
+        fleet (``shared``: the storage's ``shared_with``, "the fleet"; ``during``: fetched
+        during this crawl)."""
+        logger.debug(
+            "%(file)s for %(site)s from %(where)s",
+            {"file": self.name, "site": entry.site, "where": shared or "storage"},
+        )
 
     async def fetched(self, decision: Decision, result: FetchResult, request: Request, waiting: int) -> None:
         """A download became ``decision.entry``: its body read, counted and said."""
@@ -355,11 +359,7 @@ class PolicyBook:
 
     def _said(self, entry: RobotsEntry) -> None:
         """The file's handler says where ``entry``, not downloaded here, came from."""
-        if self._shared is None:
-            self.file.earlier(entry, "restored from storage")
-        else:
-            by = " by another crawler" if entry.fetched_at >= self.started else ""
-            self.file.earlier(entry, f"from {self._shared}", by)
+        self.file.earlier(entry, self._shared, entry.fetched_at >= self.started)
 
     def _storage_failed(self, key: str) -> None:
         # A storage's own failures are its to absorb (see RobotsStorage): this is a bug.

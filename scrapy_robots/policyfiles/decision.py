@@ -150,12 +150,12 @@ def _unreachable(
 
 
 def describe_restored(
-    entry: RobotsEntry, now: float, config: RobotsConfig, origin: str = "restored from storage", by: str = ""
+    entry: RobotsEntry, now: float, config: RobotsConfig, shared: str | None = None, during: bool = False
 ) -> str:
     """The INFO line of a site whose entry came from the storage, not from this crawl's
-    download (fetched before it began, or by another crawler of a fleet: ``origin``
-    "from the fleet", ``by`` " by another crawler"): what the downloading crawl's line
-    said, and the schedule it keeps."""
+    download: fetched before it began, or by another crawler of a fleet (``shared``: "the
+    fleet"; ``during``: during this crawl). What the downloading crawl's line said, and
+    the schedule it keeps."""
     outcome = f"HTTP {entry.status}" if entry.status is not None else entry.error
     details = ""
     if entry.action is Action.UNREACHABLE:
@@ -166,10 +166,11 @@ def describe_restored(
         details = f", {entry.size} bytes, parser {config.parser_name}"
         details += _delay_text(entry)
     age = _duration(max(0.0, now - entry.fetched_at))
-    return (
-        f"robots.txt for {entry.site} {origin} (fetched{by} {age} ago): "
-        f"{outcome} -> {entry.action.value}{details}"
-    )
+    if shared is None:
+        origin = f"restored from storage (fetched {age} ago)"
+    else:
+        origin = f"from {shared} (fetched{' by another crawler' if during else ''} {age} ago)"
+    return f"robots.txt for {entry.site} {origin}: {outcome} -> {entry.action.value}{details}"
 
 
 def _delay_text(entry: RobotsEntry) -> str:

@@ -102,13 +102,13 @@ class RobotsTxt(PolicyFile):
             self._keep_rules(entry)
         return entry
 
-    def earlier(self, entry: RobotsEntry, source: str, by: str = "") -> None:
+    def earlier(self, entry: RobotsEntry, shared: str | None = None, during: bool = False) -> None:
         """Say what a site restored from a previous run, or read from the fleet, holds, once;
         count its delay as a fetch would."""
         if entry.site in self._announced:
             return
         self._announced.add(entry.site)
-        line = describe_restored(entry, time.time(), self.config, source, by)
+        line = describe_restored(entry, time.time(), self.config, shared, during)
         logger.info(line, extra={"spider": self.crawler.spider})
         self._count_delay(entry)
 
