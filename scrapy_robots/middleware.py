@@ -22,7 +22,7 @@ from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_robots.addon import STOCK
-from scrapy_robots.cache import RobotsCache, RobotsEntry, RobotsStorage, check_storage_class
+from scrapy_robots.cache import RobotsCache, RobotsEntry, RobotsStorage, SitePacer, check_storage_class
 from scrapy_robots.pace.backoff import hear_slow_downs
 from scrapy_robots.pace.pacing import PAUSED, SitePacing
 from scrapy_robots.pace.slots import SlotPacer, leave_redirecting_hosts_slot, warn_at_start_if_slots_missing
@@ -35,6 +35,7 @@ from scrapy_robots.policyfiles.serving import ROBOTS_PATH, RobotsServer
 from scrapy_robots.record.crawl import compliance_record
 from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.settings.errors import starting
+from scrapy_robots.settings.startup import check_at_start
 from scrapy_robots.tdmrep.crawl import NEEDED_AFTER, TdmRepJson
 from scrapy_robots.verdict import ALLOWED, FORBIDDEN, OtherAgent, Verdict, verdict
 
@@ -59,6 +60,7 @@ class RobotsTxtMiddleware:
     def __init__(self, crawler: Crawler):
         self.config = config = RobotsConfig.of(crawler)
         if not config.obey:
+            check_at_start(crawler, config)  # a misspelt name is named even so (settings/startup.py)
             raise NotConfigured
         self.crawler = crawler
         self.stats = crawler.stats
@@ -69,7 +71,8 @@ class RobotsTxtMiddleware:
         check_storage_class("ROBOTSTXT_CACHE_STORAGE", config.storage_class)
         self.storage: RobotsStorage = build_from_crawler(config.storage_class, crawler)
         self.room = WaitingRoom(crawler, config.max_waiting, config.requeue_on_close)
-        self.pacing = self._pacing(crawler, self.storage, self.room)
+        shared = self.storage.pacer()
+        self.pacing = self._pacing(crawler, shared, self.room)
         # "Slow down" answers to pages pause their slot: the backoff extension hears them
         # (pace/backoff.py, as AutoThrottle does) and tells this pace, which holds the pause.
         hear_slow_downs(crawler, self.pacing)
@@ -92,6 +95,9 @@ class RobotsTxtMiddleware:
         self.tdmrep = self.sites.beside(TdmRepJson(crawler, config))
         self.tdmrep_after: tuple[Action, ...] = NEEDED_AFTER if config.tdmrep else ()
         _warn_if_stock_enabled(crawler)
+        # Every setting obeyed or named: unknown names, missing components, a fleet's
+        # settings without the fleet; and where robots.txt is kept (settings/startup.py).
+        check_at_start(crawler, config, self.storage, shared is not None)
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
@@ -101,9 +107,8 @@ class RobotsTxtMiddleware:
             return cls(crawler)
 
     @staticmethod
-    def _pacing(crawler: Crawler, storage: RobotsStorage, room: WaitingRoom) -> SitePacing:
-        """The slot's pace alone, or a pace the storage shares with other crawlers."""
-        shared = storage.pacer()
+    def _pacing(crawler: Crawler, shared: SitePacer | None, room: WaitingRoom) -> SitePacing:
+        """The slot's pace alone, or a pace the storage shares with other crawlers (``shared``)."""
         if shared is None:
             return SitePacing(crawler, SlotPacer(crawler), room)
         from scrapy_robots.fleet.pacing import SharedPacing

@@ -128,6 +128,10 @@ class SqliteRobotsStorage(RobotsStorage):
         # Autocommit: the statement is its own transaction, committed when it returns.
         self._run(lambda db: db.execute("INSERT OR REPLACE INTO robots VALUES (?, ?, ?, ?)", row), again=True)
 
+    def describe(self) -> str:
+        where = f"in SQLite at {os.path.abspath(self.path)}"
+        return f"{where} (it cannot be used: nothing is kept)" if self._failed else where
+
     async def close(self) -> None:
         """Idempotent; a later ``load`` or ``save`` opens the file again."""
         self._close()

@@ -88,6 +88,11 @@ class RobotsStorage:
         """A pace shared with other crawlers, or None: the downloader slot paces alone."""
         return None
 
+    def describe(self) -> str:
+        """Where the entries are kept, for the crawl's start-up INFO line ("in memory (up
+        to 100000 sites)"). Optional: a storage that does not say is named by its class."""
+        return f"in {object_name(type(self))}"
+
     async def close(self) -> None:
         """The crawl is over (``spider_closed``)."""
 
@@ -138,6 +143,9 @@ class MemoryRobotsStorage(RobotsStorage):
 
     async def save(self, entry: RobotsEntry) -> None:
         self.put(entry)
+
+    def describe(self) -> str:
+        return f"in memory (up to {self.max_entries} sites)"
 
     def bytes_held(self) -> int:
         """The packed entries' size (for the benchmarks)."""

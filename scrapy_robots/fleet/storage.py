@@ -116,6 +116,7 @@ class RedisRobotsStorage(RobotsStorage):
             keep_after_expiry=fleet.keep_after_expiry,
         )
         crawler.signals.connect(storage._verify_at_start, signal=signals.spider_opened)
+        storage.where = fleet.where()
         return storage
 
     async def _verify_at_start(self) -> None:
@@ -123,6 +124,12 @@ class RedisRobotsStorage(RobotsStorage):
         request (the link said why); a Redis away now is asked when it answers."""
         if await self.link.verify() is not None:
             raise CloseSpider(MISCONFIGURED)
+
+    #: The fleet's Redis as the start-up line names it, without a password (set by from_crawler).
+    where = "Redis"
+
+    def describe(self) -> str:
+        return f"for the fleet in {self.where}, under the key prefix {self.prefix!r}"
 
     def pacer(self) -> FleetPacer | None:
         """The fleet's pace, unless ROBOTSTXT_FLEET_PACING is off."""

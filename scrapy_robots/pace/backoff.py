@@ -32,7 +32,6 @@ from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 
-from scrapy_robots.addon import BACKOFF
 from scrapy_robots.pace.backoff_rules import (
     ANSWERS_AGAIN,
     SLOWED_DOWN,
@@ -225,18 +224,11 @@ def _slot_text(key: str, request: Request, what: str) -> str:
 
 def hear_slow_downs(crawler: Crawler, pacing: SitePacing) -> None:
     """Hand ``pacing``, the middleware's pace, to the crawl's :class:`PageBackoff`, found
-    once, at start-up. Without one, while ``ROBOTSTXT_BACKOFF`` is on (the default), a
-    WARNING says how to enable it: the components were listed by hand without it."""
+    once, at start-up. A crawl without one while ``ROBOTSTXT_BACKOFF`` is on is named by
+    the start-up check (settings/startup.py), with the other components it lacks."""
     backoff = crawler.get_extension(PageBackoff)
     if backoff is not None:
         backoff.pace_with(pacing)
-    elif RobotsConfig.of(crawler).backoff.enabled:
-        logger.warning(
-            "A site that says slow down (429, 503 with Retry-After) is not paused in this crawl: ROBOTSTXT_BACKOFF "
-            "is on, but its extension is not enabled. Add EXTENSIONS = {'%(path)s': 0}, or enable scrapy_robots "
-            "with ADDONS = {'scrapy_robots.Addon': 0}, which does it; or set ROBOTSTXT_BACKOFF = False.",
-            {"path": BACKOFF},
-        )
 
 
 class FleetPauses:

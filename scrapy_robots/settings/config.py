@@ -20,8 +20,8 @@ from scrapy.utils.misc import load_object
 
 from scrapy_robots.policyfiles.policy import StatusPolicy
 from scrapy_robots.rfc9309 import AGENT_MATCHINGS, EMPTY_RULES, PRECEDENCES, PRODUCT_TOKENS, Options
-from scrapy_robots.settings.defaults import DEFAULT_PARSER, DISK_STORAGE, MEMORY_STORAGE, default
-from scrapy_robots.settings.errors import SettingError
+from scrapy_robots.settings.defaults import DEFAULT_PARSER, DISK_STORAGE, MEMORY_STORAGE, ONE_SHOT_SETTING, default
+from scrapy_robots.settings.errors import PACKAGE, SettingError, starting
 from scrapy_robots.settings.parts import (
     BackoffConfig,
     DirectivesConfig,
@@ -37,10 +37,6 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
 __all__ = ["DEFAULT_PARSER", "DISK_STORAGE", "MEMORY_STORAGE", "ONE_SHOT_SETTING", "FleetConfig", "RobotsConfig"]
-
-#: Set by ``scrapy robots``, not by projects: a one-shot run, which fetches each site
-#: once (its own retries aside) and ends; the log promises no later attempt.
-ONE_SHOT_SETTING = "_ROBOTSTXT_ONE_SHOT"
 
 
 @dataclass(frozen=True)
@@ -148,15 +144,17 @@ class RobotsConfig:
         """The crawl's configuration, read and checked once per crawler (whose settings are
         frozen by the time its components are built): the downloader middleware, the spider
         middlewares, the storages, our parser and the command's crawl take their parts from
-        this one object. A bad setting raises :class:`SettingError`, naming it."""
+        this one object. A bad setting raises :class:`SettingError`, naming it, said once
+        as the package's ERROR line: whichever component Scrapy builds first reads them."""
         config = _OF.get(crawler)
         if config is None:
-            try:
-                config = _OF[crawler] = cls.from_settings(crawler.settings)
-            except SettingError:
-                raise
-            except ValueError as exc:
-                raise SettingError(str(exc)) from None
+            with starting(PACKAGE):
+                try:
+                    config = _OF[crawler] = cls.from_settings(crawler.settings)
+                except SettingError:
+                    raise
+                except ValueError as exc:
+                    raise SettingError(str(exc)) from None
         return config
 
 

@@ -28,6 +28,8 @@ DAY: Final = 24 * 3600.0
 DEFAULT_PARSER: Final = "scrapy_robots.parsers.RFC9309Parser"
 MEMORY_STORAGE: Final = "scrapy_robots.cache.MemoryRobotsStorage"
 DISK_STORAGE: Final = "scrapy_robots.cache.SqliteRobotsStorage"
+#: The storage that makes a fleet: robots.txt fetched once and each site paced across the crawlers.
+FLEET_STORAGE: Final = "scrapy_robots.fleet.RedisRobotsStorage"
 #: The SQLite file's name under JOBDIR.
 JOBDIR_FILE: Final = "robotstxt.sqlite3"
 #: The fleet's Redis when neither ROBOTSTXT_REDIS_URL nor scrapy-redis' REDIS_URL is set.
@@ -159,6 +161,13 @@ DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
         "ROBOTSTXT_DIRECTIVES_NOINDEX_FIELD": "robots_noindex",
     }
 )
+
+
+#: Set by ``scrapy robots``, not by projects: a one-shot run, which fetches each site
+#: once (its own retries aside) and ends; the log promises no later attempt.
+ONE_SHOT_SETTING: Final = "_ROBOTSTXT_ONE_SHOT"
+#: The names the package sets itself, beside the table (the start-up check knows them).
+PRIVATE: Final = frozenset({ONE_SHOT_SETTING})
 
 
 def default(name: str, settings: BaseSettings, *given: Any) -> Any:

@@ -7,6 +7,11 @@ an error of the user's settings, whose message is the whole story: :func:`starti
 logs it once, as the component's ERROR line, and keeps asyncio's "Task exception was
 never retrieved" report of that same exception out of the log. Any other exception keeps
 its traceback.
+
+The crawl's settings are read once, by whichever of the package's components Scrapy
+builds first (an extension before the middlewares): their errors are the package's,
+named :data:`PACKAGE` (``RobotsConfig.of``), not that component's; a component names
+itself for what it checks alone (a storage class, a record folder).
 """
 
 from __future__ import annotations
@@ -21,8 +26,15 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+#: How the ERROR line names the package, for an error of the crawl's settings.
+PACKAGE = "scrapy-robots"
+
+
 class SettingError(ValueError):
     """A bad setting; the message names it and says what to give instead."""
+
+    #: said already, by the innermost :func:`starting` (the settings' own, inside a component's)
+    said = False
 
 
 class _SaidAlready(logging.Filter):
@@ -41,10 +53,14 @@ class _SaidAlready(logging.Filter):
 
 @contextmanager
 def starting(component: str) -> Iterator[None]:
-    """Around the construction of ``component`` (a middleware's from_crawler)."""
+    """Around the construction of ``component`` (a middleware's from_crawler, or
+    :data:`PACKAGE` around the settings' reading)."""
     try:
         yield
     except SettingError as error:
+        if error.said:
+            raise
+        error.said = True
         logger.error("%(component)s cannot start: %(error)s", {"component": component, "error": error})
         reports = logging.getLogger("asyncio")
         # One at most: a crawl that fails outside an asyncio task (Scrapy 2.13, a test)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from scrapy_robots.record.writer import FORMATS
 from scrapy_robots.settings.defaults import default
@@ -50,6 +50,16 @@ class FleetConfig:
     sentinel_service: str = "mymaster"
     #: seconds a site's record stays in Redis after it expired (ROBOTSTXT_FLEET_KEEP_AFTER_EXPIRY)
     keep_after_expiry: float = 172800.0
+
+    def where(self) -> str:
+        """The fleet's Redis as the start-up line names it: the deployment and its
+        address, never its password."""
+        if self.sentinels:
+            sentinels = ", ".join(f"{host}:{port}" for host, port in self.sentinels)
+            return f"Redis Sentinel (the primary {self.sentinel_service!r} of {sentinels})"
+        if self.cluster:
+            return f"Redis Cluster (through the node {without_password(self.redis_url)})"
+        return f"a single Redis ({without_password(self.redis_url)})"
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, fetch_timeout: float) -> FleetConfig:
@@ -95,6 +105,17 @@ class FleetConfig:
             sentinel_service=_sentinel_service(settings),
             keep_after_expiry=number(settings, "ROBOTSTXT_FLEET_KEEP_AFTER_EXPIRY", float, minimum=0),
         )
+
+
+def without_password(url: str) -> str:
+    """``url`` without the password of its user part or its query (``?password=``)."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    user = parts.username
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k.lower() != "password"])
+    # Written out: urlunsplit drops the "//" of an empty host (unix:///run/redis.sock).
+    netloc = f"{user}@{host}" if user else host
+    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
 
 
 def _redis_url(settings: BaseSettings) -> str:

@@ -1,0 +1,76 @@
+"""The package's Scrapy components, in one table: the add-on (``addon.py``) enables each,
+and the start-up check (``startup.py``) names each that a crawl enabled by hand needs and
+lacks. A component is named by its import path, never imported here: this module sits
+low in the house, under the components themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from scrapy_robots.settings.config import RobotsConfig
+
+#: Scrapy's own robots.txt middleware, which ours replaces.
+STOCK: Final = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+OURS: Final = "scrapy_robots.middleware.RobotsTxtMiddleware"
+USAGE: Final = "scrapy_robots.spidermw.UsageMiddleware"
+DIRECTIVES: Final = "scrapy_robots.directives.middleware.DirectivesMiddleware"
+#: The "slow down" extension (pace/backoff.py).
+BACKOFF: Final = "scrapy_robots.pace.backoff.PageBackoff"
+#: The one line that enables every component.
+ADDON_LINE: Final = 'ADDONS = {"scrapy_robots.Addon": 0}'
+
+
+@dataclass(frozen=True)
+class Part:
+    """A component beside the robots.txt middleware: where Scrapy lists it, at what
+    order, and the feature it serves (on or off in the crawl's configuration)."""
+
+    path: str
+    setting: str  #: SPIDER_MIDDLEWARES or EXTENSIONS
+    order: int
+    feature: str  #: the setting that turns its feature on or off
+    off: str  #: how that setting turns it off, for the warning
+    needed: Callable[[RobotsConfig], bool]  #: whether the crawl's configuration has the feature on
+    lost: str  #: what a crawl without it does not do
+
+    def line(self) -> str:
+        return f'"{self.path}": {self.order}'
+
+
+#: Beside the robots.txt middleware (which the add-on swaps for Scrapy's, at its order).
+#: The directives' reader runs before the usage reader, which reads its ``noai``.
+PARTS: Final[tuple[Part, ...]] = (
+    Part(
+        DIRECTIVES,
+        "SPIDER_MIDDLEWARES",
+        90,
+        "ROBOTSTXT_DIRECTIVES",
+        "ROBOTSTXT_DIRECTIVES = False",
+        lambda config: config.directives.enabled,
+        "a page's X-Robots-Tag, robots <meta> tags and rel=nofollow links are not obeyed (its nofollow links "
+        "are followed, its noindex items are not marked)",
+    ),
+    Part(
+        USAGE,
+        "SPIDER_MIDDLEWARES",
+        100,
+        "ROBOTSTXT_USAGE",
+        "ROBOTSTXT_USAGE unset",
+        lambda config: config.usage is not None,
+        "a page's Content-Usage header and its noai directives do not reach its items (the items of a page "
+        "that reserves a declared purpose are kept)",
+    ),
+    Part(
+        BACKOFF,
+        "EXTENSIONS",
+        0,
+        "ROBOTSTXT_BACKOFF",
+        "ROBOTSTXT_BACKOFF = False",
+        lambda config: config.backoff.enabled,
+        "a site that says slow down (429, 503 with Retry-After) is not paused in this crawl",
+    ),
+)
