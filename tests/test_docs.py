@@ -66,11 +66,19 @@ def test_choosing_a_parser_shows_the_setting_line():
         assert name in scrapy_robots.parsers.__all__, name
 
 
+#: Misspellings the pages show on purpose, as the start-up warning names them.
+MISSPELT = {"ROBOTSTXT_RECORDS": "ROBOTSTXT_RECORD", "ROBOTSTXT_CRAWL_DELAYS": "ROBOTSTXT_CRAWL_DELAY"}
+
+
 def test_every_setting_a_page_names_is_one_the_code_reads():
+    from scrapy_robots.settings.startup import nearest_setting
+
     known = _settings_the_code_reads()
     pages = {**_pages(), "README.md": (ROOT / "README.md").read_text()}
-    unknown = {name: sorted(set(SETTING.findall(text)) - known) for name, text in pages.items()}
+    unknown = {name: sorted(set(SETTING.findall(text)) - known - set(MISSPELT)) for name, text in pages.items()}
     assert not {name: names for name, names in unknown.items() if names}
+    for wrong, meant in MISSPELT.items():  # each shown as what it is: an unknown name and its nearest
+        assert wrong not in known and nearest_setting(wrong) == meant
 
 
 def test_the_readme_links_the_troubleshooting_page_and_it_answers_the_three_questions():
