@@ -20,13 +20,13 @@ from scrapy.settings import Settings
 from servers import body
 
 from scrapy_robots.addon import Addon
-from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry
+from scrapy_robots.cache import RobotsEntry
 from scrapy_robots.directives.middleware import DirectivesMiddleware
 from scrapy_robots.settings.components import PARTS
 from scrapy_robots.settings.defaults import DEFAULTS, PRIVATE
 from scrapy_robots.settings.errors import SettingError
 from scrapy_robots.settings.parts import FleetConfig
-from scrapy_robots.settings.startup import fleet_without_fleet, unknown_settings
+from scrapy_robots.settings.startup import unknown_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 ROBOTS = body("User-agent: *\nDisallow: /private\n")
@@ -424,14 +424,29 @@ async def test_fleet_settings_without_the_fleet_are_one_warning_naming_the_stora
     assert "each site is paced by this crawler alone" in info
 
 
-def test_scrapy_redis_scheduler_without_the_fleet_is_a_fleet_hint():
-    # scrapy-redis 0.9.1's scheduler does not start on Scrapy 2.19 (its dupefilter): the
-    # rule is asked directly, with the storage a crawl would have.
-    shared = Settings({"SCHEDULER": "scrapy_redis.scheduler.Scheduler"})
-    assert fleet_without_fleet(shared, MemoryRobotsStorage()) == [
-        "SCHEDULER is scrapy-redis' queue, shared by the crawlers (scrapy_redis.scheduler.Scheduler)"
-    ]
-    assert fleet_without_fleet(Settings(), MemoryRobotsStorage()) == []
+@pytest_twisted.ensureDeferred
+async def test_scrapy_redis_shared_queue_without_the_fleet_is_warned(serve, caplog, redis):
+    # A crawler of a scrapy-redis fleet (tests/fleet_project's queue settings) that keeps
+    # robots.txt in memory: each of N such crawlers would pace the site alone.
+    site = serve(ROBOTS)
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    queue = {
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+        "REDIS_URL": redis.url,
+        "SCHEDULER_FLUSH_ON_START": True,
+    }
+    crawler = await crawl([f"{site.url}/a"], **queue)
+    assert crawler.spider.downloaded == [f"{site.url}/a"]
+    [warning] = said(caplog, "looks like one of a fleet")
+    assert warning.startswith("SCHEDULER is scrapy-redis' queue, shared by the crawlers (scrapy_redis.scheduler.")
+    assert "ROBOTSTXT_CACHE_STORAGE = 'scrapy_robots.fleet.RedisRobotsStorage'" in warning
+    # The fleet's storage beside it (REDIS_URL serves both): nothing to warn of.
+    caplog.clear()
+    await crawl([f"{site.url}/b"], ROBOTSTXT_CACHE_STORAGE="scrapy_robots.fleet.RedisRobotsStorage", **queue)
+    assert not said(caplog, "looks like one of a fleet")
+    [info] = said(caplog, STORAGE_LINE, logging.INFO)
+    assert f"for the fleet in a single Redis ({redis.url})" in info
 
 
 @pytest.mark.parametrize(
