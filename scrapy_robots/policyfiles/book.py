@@ -223,8 +223,9 @@ class PolicyBook:
         self._cache = file.cache
         self._waits = file.waits
         self.storage = storage
-        # Who else writes the storage ("the fleet"): its entries are said as theirs.
-        self._shared = storage.shared_with
+        # Who else writes the storage ("the fleet"): its entries are said as theirs. A user's
+        # own storage need not say (the interface's attribute is optional).
+        self._shared: str | None = getattr(storage, "shared_with", None)
         self.fetcher = fetcher
         self.room = room
         self.record = record  # the compliance record (ROBOTSTXT_RECORD), told of each fetch

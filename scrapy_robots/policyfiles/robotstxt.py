@@ -123,7 +123,7 @@ class RobotsTxt(PolicyFile):
                 await send_robots_parsed(self.crawler, parser, request)
                 self._count_delay(entry)
         stats.inc_value(f"robotstxt/policy/{entry.action.value}")
-        if self.storage.shared_with is not None:
+        if getattr(self.storage, "shared_with", None) is not None:
             self._announced.add(entry.site)  # said here: not again when read back from the fleet
         level, message = describe(decision, result, waiting, self.config)
         if self.config.one_shot and entry.action is Action.UNREACHABLE:
