@@ -203,6 +203,8 @@ async def test_sentinel_settings_naming_no_sentinel_or_an_unknown_service_stop_t
         ROBOTSTXT_REDIS_URL="redis://127.0.0.1:9/0",
         ROBOTSTXT_REDIS_SENTINELS=sentinels.setting,
         ROBOTSTXT_REDIS_SENTINEL_SERVICE=SERVICE,
+        # The docs' complete by-hand recipe: a correct crawl, which warns of nothing.
+        SPIDER_MIDDLEWARES={"scrapy_robots.directives.middleware.DirectivesMiddleware": 90},
     )
     assert stat(crawler, "finish_reason", None) == "finished"
     assert len(crawler.spider.downloaded) == 4
