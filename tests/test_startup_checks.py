@@ -499,3 +499,24 @@ async def test_a_bad_setting_is_the_package_s_error_not_a_component_s(
     for component in ("PageBackoff", "RobotsTxtMiddleware", "DirectivesMiddleware", "UsageMiddleware"):
         assert component not in errors[0]
     assert site.paths() == []
+
+
+@pytest.mark.parametrize("jobdir", [False, True], ids=["no-path", "jobdir"])
+@pytest_twisted.ensureDeferred
+async def test_the_disk_storage_without_a_file_is_one_error_naming_the_settings(serve, caplog, tmp_path, jobdir):
+    # SqliteRobotsStorage chosen by name, with no ROBOTSTXT_CACHE_PATH: one ERROR line naming
+    # the settings that give it a file (it was a traceback); with a JOBDIR beside it, no error.
+    site = serve(ROBOTS)
+    caplog.set_level(logging.INFO)
+    settings = {"ROBOTSTXT_CACHE_STORAGE": "scrapy_robots.cache.SqliteRobotsStorage"}
+    if jobdir:
+        crawler = await crawl([f"{site.url}/a"], **settings, JOBDIR=str(tmp_path / "job"))
+        assert crawler.spider.downloaded == [f"{site.url}/a"]
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+        return
+    with pytest.raises(SettingError):
+        await crawl([f"{site.url}/a"], **settings)
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1, [r.getMessage() for r in errors]
+    assert "ROBOTSTXT_CACHE_PATH" in errors[0].getMessage() and "JOBDIR" in errors[0].getMessage()
+    assert errors[0].exc_info is None  # the line is the whole story: no traceback

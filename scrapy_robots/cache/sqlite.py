@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy_robots.cache.entry import RobotsEntry, entry_from_record, record_of
 from scrapy_robots.cache.storage import RobotsStorage
+from scrapy_robots.settings.errors import SettingError
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -90,7 +91,7 @@ class SqliteRobotsStorage(RobotsStorage):
 
         path = RobotsConfig.of(crawler).cache_path
         if path is None:
-            raise ValueError(
+            raise SettingError(
                 "ROBOTSTXT_CACHE_STORAGE = SqliteRobotsStorage needs a file: set ROBOTSTXT_CACHE_PATH "
                 "(e.g. 'robotstxt.sqlite3') or JOBDIR"
             )
