@@ -185,3 +185,65 @@ async def test_a_record_written_before_page_rows_and_mode_reads_and_answers_as_b
     assert asked.returncode == 0 and "decided by: line 3 (Allow: /)" in asked.stdout, asked.stdout + asked.stderr
     reserved = robots(folder, site.url + "/reserved/a")
     assert reserved.returncode == 1, reserved.stdout
+
+
+@pytest.mark.parametrize("noindex", ["drop", "mark"])
+@pytest_twisted.ensureDeferred
+async def test_the_pages_robots_directives_the_crawl_acted_on_are_in_the_record(serve, tmp_path, noindex):
+    # A page that says nofollow (its two links not followed), one that says noindex in its
+    # header (its item dropped or marked), one whose link is rel="nofollow" only, and a plain
+    # page beside them (followed, nothing recorded): the record says what each page said and
+    # what the crawl did, as its stats counted; --record and the summary say the same.
+    from test_directives_crawl import anchors, follow
+
+    site = serve(
+        body("User-agent: *\nAllow: /\n"),
+        {
+            "/nofollow": html('<meta name="robots" content="nofollow">', anchors("/a", "/b")),
+            "/noindex": html(headers=[("X-Robots-Tag", "noindex")]),
+            "/rel": html("", anchors("/c", rel="nofollow")),
+            "/plain": html("", anchors("/d")),
+            "/d": html(),
+        },
+    )
+    folder = tmp_path / "record"
+    urls = [f"{site.url}{path}" for path in ("/nofollow", "/noindex", "/rel", "/plain")]
+    crawler = await follow(urls, ROBOTSTXT_RECORD=str(folder), ROBOTSTXT_DIRECTIVES_NOINDEX=noindex)
+    assert stat(crawler, "robotstxt/directives/nofollow/requests_dropped") == 2
+    assert stat(crawler, "robotstxt/directives/rel_nofollow/requests_dropped") == 1
+    counted = {"drop": "items_dropped", "mark": "items_marked"}[noindex]
+    assert stat(crawler, f"robotstxt/directives/noindex/{counted}") == 1
+    assert stat(crawler, "robotstxt/record/pages") == 3
+
+    record = Record([folder])
+    rows = {row["url"][len(site.url) :]: row for row in record.directives}
+    assert set(rows) == {"/nofollow", "/noindex", "/rel"}, rows
+    assert rows["/nofollow"]["directives"] == {"nofollow": ['meta name="robots"']}
+    assert rows["/nofollow"]["did"] == {"requests not followed (nofollow)": 2}
+    assert sorted(rows["/nofollow"]["not_followed"]) == [f"{site.url}/a", f"{site.url}/b"]
+    assert rows["/noindex"]["directives"] == {"noindex": ["X-Robots-Tag"]}
+    did = "items dropped (noindex)" if noindex == "drop" else "items marked (noindex)"
+    assert rows["/noindex"]["did"] == {did: 1} and rows["/noindex"]["not_followed"] == []
+    assert rows["/rel"]["did"] == {'requests not followed (rel="nofollow")': 1}
+    assert rows["/rel"]["not_followed"] == [f"{site.url}/c"]
+    assert record.decisions_for(f"{site.url}/d") and not record.not_followed(f"{site.url}/d")
+
+    [summary] = record.summary()
+    assert summary.directives == {
+        "requests not followed (nofollow)": 2,
+        'requests not followed (rel="nofollow")': 1,
+        did: 1,
+    }
+    text = robots(folder)
+    assert text.returncode == 0, text.stderr
+    assert f"page directives: 1 {did}, 2 requests not followed (nofollow)" in text.stdout, text.stdout
+    asked = robots(folder, f"{site.url}/noindex")
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    assert f"page directives: noindex (X-Robots-Tag): 1 {did}" in asked.stdout, asked.stdout
+    # A link the crawl did not follow: the record says from which page, and why.
+    unfollowed = robots(folder, f"{site.url}/a")
+    assert f'not followed from {site.url}/nofollow: it says nofollow (meta name="robots")' in unfollowed.stdout, (
+        unfollowed.stdout + unfollowed.stderr
+    )
+    plain = robots(folder, f"{site.url}/plain")
+    assert "page directives" not in plain.stdout and "not followed" not in plain.stdout, plain.stdout

@@ -125,6 +125,13 @@ def answer(record: Record, url: str, at: float, agent: str | None, settings: Bas
             denied = row["denied"]
             said = f"{denied['text']} denies {denied['purpose']}"
             recorded.append({"t": row["t"], "page": said, "did": row["did"], "items": row["items"]})
+    # The page's robots directives the crawl acted on; a page that said nofollow of its link here.
+    for row in record.directives_for(url):
+        if row["t"] <= at:
+            recorded.append({"t": row["t"], "directives": _said(row["directives"]), "did": row["did"]})
+    for row in record.not_followed(url):
+        if row["t"] <= at:
+            recorded.append({"t": row["t"], "not followed from": row["url"], "said": _said(row["directives"])})
     result["recorded"] = [{**row, "t": utc(row["t"])} for row in sorted(recorded, key=lambda row: row["t"])]
     return result
 
@@ -241,6 +248,12 @@ def _text(result: dict[str, Any]) -> str:
     lines.append(f"  decided by: {result['decided_by']}")
     lines.extend(f"  tagged: {says}" for says in result.get("tagged") or ())
     for row in result["recorded"]:
+        if "directives" in row:
+            lines.append(f"  recorded: {row['t']} page directives: {row['directives']}: {_counts(row['did'])}")
+            continue
+        if "not followed from" in row:
+            lines.append(f"  recorded: {row['t']} not followed from {row['not followed from']}: it says {row['said']}")
+            continue
         if "page" in row:
             items = f" ({row['items']})" if row["did"] == ITEMS_DROPPED else ""
             lines.append(f"  recorded: {row['t']} page: {row['page']}: {row['did']}{items}")
@@ -263,6 +276,7 @@ def _summary(record: Record, as_json: bool) -> None:
             "denied": dict(site.denied),
             "tdmrep": sorted(site.tdmrep),
             "reservations": dict(site.reservations),
+            "directives": dict(site.directives),
         }
         if as_json:
             print(json.dumps(data))
@@ -274,4 +288,18 @@ def _summary(record: Record, as_json: bool) -> None:
             f"{site.site}: {len(site.versions)} robots.txt version(s) in {site.fetches} fetch(es) ({outcomes}); "
             f"{site.allowed} allowed, denied: {denied}; reservations: {reserved}"
             + (f"; tdmrep.json: {', '.join(sorted(site.tdmrep))}" if site.tdmrep else "")
+            + (f"; page directives: {_counts(site.directives)}" if site.directives else "")
         )
+
+
+def _counts(did: dict[str, int]) -> str:
+    """``{"items dropped (noindex)": 2}`` as ``2 items dropped (noindex)``."""
+    return ", ".join(f"{n} {what}" for what, n in sorted(did.items()))
+
+
+def _said(directives: dict[str, Any]) -> str:
+    """A directives row's ``directives`` (each and its sources) as ``noindex (X-Robots-Tag)``."""
+    return ", ".join(
+        f"{name} ({', '.join(value['sources'] if isinstance(value, dict) else value)})"
+        for name, value in directives.items()
+    )

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any, Final
 
 from itemadapter import ItemAdapter
@@ -39,6 +40,9 @@ from scrapy_robots.directives.head import meta_directives
 from scrapy_robots.directives.headers import LEGACY, STRUCTURED, header_directives
 from scrapy_robots.directives.links import key, nofollow_only
 from scrapy_robots.directives.rules import NONE, Directives
+from scrapy_robots.policyfiles.fetch import site_of
+from scrapy_robots.record import NAMED_AT_MOST
+from scrapy_robots.record.crawl import compliance_record
 from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.settings.errors import starting
 from scrapy_robots.settings.parts import NOINDEX_ACTIONS  # noqa: F401 - its import path before
@@ -58,6 +62,11 @@ logger = logging.getLogger(__name__)
 META_KEY: Final = "robotstxt_directives"
 #: The :class:`Directives` object, for this middleware's output step.
 _FOUND: Final = "_robotstxt_directives"
+#: What the crawl did with a page's directives, as the compliance record counts it (``did``).
+NOT_FOLLOWED: Final = "requests not followed (nofollow)"
+NOT_FOLLOWED_REL: Final = 'requests not followed (rel="nofollow")'
+NOINDEX_DROPPED: Final = "items dropped (noindex)"
+NOINDEX_MARKED: Final = "items marked (noindex)"
 #: A sitemap's root element, in its first bytes.
 _SITEMAP: Final = re.compile(rb"<(?:[\w-]+:)?(?:urlset|sitemapindex)[\s>]")
 
@@ -107,13 +116,17 @@ class DirectivesMiddleware:
     """Enabled by the add-on; ``NotConfigured`` with ``ROBOTSTXT_DIRECTIVES = False``."""
 
     def __init__(self, crawler: Crawler):
-        config = RobotsConfig.of(crawler).directives
+        robots = RobotsConfig.of(crawler)
+        config = robots.directives
         if not config.enabled:
             raise NotConfigured
         self.config = config
         self.crawler = crawler
         self.stats = crawler.stats
         self._logged = OncePerSite()  # (site, what): first drops logged at INFO
+        # The crawl's one compliance record (ROBOTSTXT_RECORD), or None: told of each page
+        # whose directives the crawl acted on.
+        self.record = compliance_record(crawler, robots)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -174,17 +187,34 @@ class DirectivesMiddleware:
         self, response: Response, result: Iterable[Any], spider: Spider | None = None
     ) -> Iterator[Any]:
         keep = self._filter(response)
-        for item in result:
-            if keep is None or keep(item):
-                yield item
+        if keep is None:
+            yield from result
+            return
+        try:
+            for item in result:
+                if keep(item):
+                    yield item
+        finally:  # the callback's end, or its error: what was done so far is what the crawl did
+            self._told(keep)
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
     ) -> AsyncIterator[Any]:
         keep = self._filter(response)
-        async for item in result:
-            if keep is None or keep(item):
-                yield item
+        try:
+            async for item in result:
+                if keep is None or keep(item):
+                    yield item
+        finally:
+            if keep is not None:
+                self._told(keep)
+
+    def _told(self, done: _Filter) -> None:
+        """A page whose directives the crawl acted on, told to the compliance record."""
+        if self.record is None or not done.did:
+            return
+        response = done.response
+        self.record.directives(site_of(response), response.url, done.found.as_meta(), dict(done.did), done.not_followed)
 
     def tell(
         self, response: Response, what: str, stat: str, message: str, args: dict[str, Any], level: int = logging.INFO
@@ -198,13 +228,21 @@ class DirectivesMiddleware:
 class _Filter:
     """One response's output: which requests are followed, how items are marked."""
 
-    __slots__ = ("found", "middleware", "response", "_rel")
+    __slots__ = ("did", "found", "middleware", "not_followed", "response", "_rel")
 
     def __init__(self, middleware: DirectivesMiddleware, response: Response, found: Directives):
         self.middleware = middleware
         self.response = response
         self.found = found
         self._rel: frozenset[str] | None = None  # rel=nofollow URLs, read at the first request
+        #: what was done, by what (the compliance record's ``did``), and the requests dropped
+        self.did: Counter[str] = Counter()
+        self.not_followed: list[str] = []
+
+    def _done(self, what: str, request: Request | None = None) -> None:
+        self.did[what] += 1
+        if request is not None and len(self.not_followed) < NAMED_AT_MOST:
+            self.not_followed.append(request.url)
 
     def __call__(self, item: Any) -> bool:
         if isinstance(item, Request):
@@ -226,6 +264,7 @@ class _Filter:
                 "Not following %(request)s: %(url)s says nofollow (%(source)s)",
                 {"request": request, "url": response.url, "source": self.found.source_of("nofollow")},
             )
+            self._done(NOT_FOLLOWED, request)
             return False
         if not config.rel_nofollow:
             return True
@@ -239,6 +278,7 @@ class _Filter:
                 'Not following %(request)s: %(url)s links to it only with rel="nofollow"',
                 {"request": request, "url": response.url},
             )
+            self._done(NOT_FOLLOWED_REL, request)
             return False
         return True
 
@@ -255,6 +295,7 @@ class _Filter:
                 {"url": self.response.url, "source": source},
                 extra={"spider": middleware.crawler.spider},
             )
+            self._done(NOINDEX_DROPPED)
             return False
         try:
             ItemAdapter(item)[config.noindex_field] = True
@@ -270,4 +311,5 @@ class _Filter:
             )
             return True
         middleware.stats.inc_value("robotstxt/directives/noindex/items_marked")
+        self._done(NOINDEX_MARKED)
         return True

@@ -7,8 +7,9 @@ each request (issue #34; docs/compliance.rst).
 - :mod:`.writer`: the buffer and the crawler's own files, written in batches;
 - :mod:`.reader`: a record folder read back, asked which version applied when;
 - :mod:`.crawl`: the Scrapy-facing part the robots.txt middleware calls, once per fetch
-  and once per verdict, and the usage middleware once per page that denied a declared
-  purpose, when ``ROBOTSTXT_RECORD`` is set.
+  and once per verdict, the usage middleware once per page that denied a declared
+  purpose, and the directives middleware once per page whose robots directives it acted
+  on, when ``ROBOTSTXT_RECORD`` is set.
 
 Nothing here but :mod:`.crawl` imports Scrapy.
 """
@@ -23,4 +24,12 @@ META_KEY = "robotstxt_version"
 ITEMS_DROPPED = "items dropped"
 TAGGED = "tagged"
 
-__all__ = ["ITEMS_DROPPED", "META_KEY", "TAGGED"]
+#: The kinds of page rows in a decisions file (a decision row has no kind): a page whose own
+#: header, meta tag or directive denied a declared purpose (the usage middleware), and a page
+#: whose robots directives the crawl acted on (the directives middleware).
+PAGE = "page"
+DIRECTIVES = "directives"
+#: The requests a directives row names, at most: a page with more links has them counted.
+NAMED_AT_MOST = 100
+
+__all__ = ["DIRECTIVES", "ITEMS_DROPPED", "META_KEY", "NAMED_AT_MOST", "PAGE", "TAGGED"]

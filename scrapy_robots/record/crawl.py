@@ -21,7 +21,7 @@ from scrapy import signals
 from scrapy.utils.reactor import CallLaterOnce
 from twisted.internet.task import LoopingCall
 
-from scrapy_robots.record import META_KEY
+from scrapy_robots.record import DIRECTIVES, META_KEY
 from scrapy_robots.record.version import ROBOTS_TXT, PolicyVersion, response_headers, sha256_of
 from scrapy_robots.record.writer import RecordWriter
 from scrapy_robots.settings.errors import SettingError
@@ -159,6 +159,25 @@ class ComplianceRecord:
         """A page that denied a declared purpose, read by the crawl (spidermw.py, once its
         items went through): kept for the next batch, beside the request's decision."""
         self.pages.append(self._page_row(time.time(), url, site, reading, items))
+
+    def directives(
+        self, site: str, url: str, said: dict[str, Any], did: dict[str, int], not_followed: list[str]
+    ) -> None:
+        """A page whose robots directives the crawl acted on (directives/middleware.py, once
+        its output went through): what the page said (``said``: each directive and its
+        sources), what the crawl did (``did``: counts by what), the requests it did not follow
+        (the first :data:`~scrapy_robots.record.NAMED_AT_MOST`)."""
+        self.pages.append(
+            {
+                "kind": DIRECTIVES,
+                "t": time.time(),
+                "url": url,
+                "site": site,
+                "directives": said,
+                "did": did,
+                "not_followed": not_followed,
+            }
+        )
 
     def flush(self) -> None:
         versions, self.versions = self.versions, []

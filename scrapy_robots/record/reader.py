@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scrapy_robots.record import ITEMS_DROPPED, TAGGED, jsonl, warc
+from scrapy_robots.record import DIRECTIVES, ITEMS_DROPPED, PAGE, TAGGED, jsonl, warc
 from scrapy_robots.record.version import ROBOTS_TXT, TDMREP_JSON
 from scrapy_robots.record.writer import DECISIONS
 
@@ -46,6 +46,9 @@ class SiteSummary:
     #: items of the pages whose own header, meta tag or directive denied; ``purpose (source,
     #: tagged)``: requests (or pages) a crawl in tag mode kept, tagged
     reservations: Counter[str] = field(default_factory=Counter)
+    #: what the crawl did for the pages' robots directives: ``items dropped (noindex)``,
+    #: ``requests not followed (nofollow)``... -> how many
+    directives: Counter[str] = field(default_factory=Counter)
 
 
 class Record:
@@ -55,6 +58,8 @@ class Record:
         self.decisions: list[dict[str, Any]] = []
         #: the pages that denied a declared purpose (rows of ``"kind": "page"``), by time
         self.pages: list[dict[str, Any]] = []
+        #: the pages whose robots directives the crawl acted on (``"kind": "directives"``), by time
+        self.directives: list[dict[str, Any]] = []
         self.files = 0
         for folder in map(Path, folders):
             if folder.is_file():
@@ -75,6 +80,7 @@ class Record:
             self.versions[key] = unique
         self.decisions.sort(key=lambda row: row["t"])
         self.pages.sort(key=lambda row: row["t"])
+        self.directives.sort(key=lambda row: row["t"])
 
     def _read(self, path: Path, folder: Path) -> None:
         name = path.name
@@ -112,10 +118,14 @@ class Record:
                 row["purposes"] = list(purposes)
             if mode is not None and "mode" not in row:
                 row["mode"] = mode
-            if row.get("kind") == "page":
-                self.pages.append(row)
-            else:
+            kind = row.get("kind")
+            if kind is None:
                 self.decisions.append(row)
+            elif kind == PAGE:
+                self.pages.append(row)
+            elif kind == DIRECTIVES:
+                self.directives.append(row)
+            # A kind a later version writes: not read here, and no decision either.
 
     def sites(self) -> list[str]:
         return sorted({site for _, site in self.versions} | {row["site"] for row in self.decisions})
@@ -145,6 +155,14 @@ class Record:
     def pages_for(self, url: str) -> list[dict[str, Any]]:
         """The page rows of ``url``: what the page itself denied, and what the crawl did."""
         return [row for row in self.pages if row["url"] == url]
+
+    def directives_for(self, url: str) -> list[dict[str, Any]]:
+        """The directives rows of ``url``: what the page's robots directives said, and what the crawl did."""
+        return [row for row in self.directives if row["url"] == url]
+
+    def not_followed(self, url: str) -> list[dict[str, Any]]:
+        """The directives rows of the pages whose links to ``url`` the crawl did not follow."""
+        return [row for row in self.directives if url in (row.get("not_followed") or ())]
 
     def summary(self) -> list[SiteSummary]:
         sites: dict[str, SiteSummary] = {}
@@ -180,4 +198,6 @@ class Record:
             denied, did = row["denied"], row["did"]
             what = f"{denied['purpose']} ({denied['source']}, {did})"
             of(row["site"]).reservations[what] += row["items"] if did == ITEMS_DROPPED else 1
+        for row in self.directives:
+            of(row["site"]).directives.update(row["did"])
         return [sites[site] for site in sorted(sites)]
