@@ -209,3 +209,22 @@ async def test_sentinel_settings_naming_no_sentinel_or_an_unknown_service_stop_t
     assert stat(crawler, "finish_reason", None) == "finished"
     assert len(crawler.spider.downloaded) == 4
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], [r.getMessage() for r in caplog.records]
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_link_s_lines_never_name_the_redis_password(caplog):
+    # A URL with a password (user part, and the query's), Redis away: the "unreachable" line
+    # names the server without it (it printed the whole URL, password included).
+    caplog.set_level(logging.DEBUG, logger="scrapy_robots.fleet")
+    for url in (f"redis://:s3cret@127.0.0.1:{free_port()}/0", f"redis://bot:s3cret@127.0.0.1:{free_port()}/1"):
+        link = RedisLink(url, 0.2)
+        try:
+            for _ in range(2):
+                with pytest.raises(FleetUnavailable):
+                    await deferred_from_coro(link.call(link.client.get, "k"))
+        finally:
+            await deferred_from_coro(link.close())
+        said = [r.getMessage() for r in caplog.records]
+        assert any("is unreachable" in line and "127.0.0.1" in line for line in said), said
+        assert not any("s3cret" in line for line in said), said
+        caplog.clear()

@@ -55,6 +55,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from scrapy_robots.settings.parts import without_password
+
 if TYPE_CHECKING:
     from scrapy_robots.settings.parts import FleetConfig
 
@@ -220,9 +222,9 @@ class RedisLink:
         """``client``: the fleet's asyncio client (:func:`redis_client`); by default one
         Redis at ``url``. ``sentinel``: the Sentinel client that names its primary
         (``service``), closed with it; ``where``: how the log names the server (default
-        ``url``); ``cluster``: ``client`` is a cluster client; ``on_misconfigured``: told
+        ``url`` without its password); ``cluster``: ``client`` is a cluster client; ``on_misconfigured``: told
         once, with the ERROR line's words, when Redis is not the kind the settings say."""
-        self.url = where or url
+        self.url = where or without_password(url)  # the log's name for it: never its password
         self.cluster = cluster
         self.service = service
         self.on_misconfigured = on_misconfigured
