@@ -117,7 +117,9 @@ class UsageMiddleware:
                 self.stats.inc_value(f"robotstxt/usage/directive/denied/{purpose}")
                 winner = stricter(winner, page)
             tags[purpose] = winner.as_meta()
-            denier = page or (found if found.denied else None) or (reserved if reserved and reserved.denied else None)
+            # The first that denies in the order the tag's winner is chosen (stricter: the earlier
+            # denial wins), so that the items' drop, the tag and the record name one source.
+            denier = next((p for p in (reserved, found, page) if p is not None and p.denied), None)
             if denier is not None and self.config.mode == "deny" and _DROP not in meta:
                 meta[_DROP] = (purpose, denier.text)
             if denier is not None and denier.source in PAGE_SOURCES and _DENIED not in meta:

@@ -7,9 +7,11 @@ what the crawl did, as its own stats counted it. Real crawls against local serve
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import pytest_twisted
@@ -247,3 +249,55 @@ async def test_the_pages_robots_directives_the_crawl_acted_on_are_in_the_record(
     )
     plain = robots(folder, f"{site.url}/plain")
     assert "page directives" not in plain.stdout and "not followed" not in plain.stdout, plain.stdout
+
+
+class TaggingSpider(ItemSpider):
+    """Keeps each page's usage tag, by path."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.tags: dict[str, dict] = {}
+
+    def parse(self, response):
+        self.tags[urlsplit(response.url).path] = dict(response.meta.get("robotstxt_usage") or {})
+        yield from super().parse(response)
+
+
+@pytest.mark.parametrize("mode", ["deny", "tag"])
+@pytest_twisted.ensureDeferred
+async def test_a_page_denying_twice_is_named_by_one_source_in_the_tag_the_drop_and_the_record(
+    serve, tmp_path, caplog, mode
+):
+    # A Content-Usage header and an X-Robots-Tag noai both deny train-ai: the item's drop (its
+    # log line), the page's tag and the record's row name the same source (the drop named the
+    # directive where the tag named the header); a page with the header alone beside it.
+    site = serve(
+        body("User-agent: *\nAllow: /\n"),
+        {
+            "/both": html(headers=[("Content-Usage", "train-ai=n"), ("X-Robots-Tag", "noai")]),
+            "/header": html(headers=[("Content-Usage", "train-ai=n")]),
+        },
+    )
+    folder = tmp_path / "record"
+    caplog.set_level(logging.DEBUG, logger="scrapy_robots")
+    crawler = await crawl(
+        [f"{site.url}/both", f"{site.url}/header"],
+        TaggingSpider,
+        ROBOTSTXT_RECORD=str(folder),
+        ROBOTSTXT_USAGE=["train-ai"],
+        ROBOTSTXT_USAGE_MODE=mode,
+        SPIDER_MIDDLEWARES=MIDDLEWARES,
+    )
+    rows = {urlsplit(row["url"]).path: row for row in Record([folder]).pages}
+    for path in ("/both", "/header"):
+        tag = crawler.spider.tags[path]["train-ai"]
+        assert (tag["decision"], tag["source"], tag["text"]) == ("deny", "header", "Content-Usage: train-ai=n"), tag
+        assert rows[path]["denied"] == {"purpose": "train-ai", "source": "header", "text": tag["text"]}, rows[path]
+    dropped = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Item dropped")]
+    if mode == "tag":
+        assert dropped == [], dropped
+        return
+    assert len(dropped) == 2, dropped
+    for path in ("/both", "/header"):
+        line = f"Item dropped: Content-Usage: train-ai=n of {site.url}{path} denies train-ai"
+        assert any(said.startswith(line) for said in dropped), (line, dropped)
