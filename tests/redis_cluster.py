@@ -1,4 +1,6 @@
-"""A real 3-primary Redis Cluster on loopback ports, for the fleet's cluster tests.
+"""A real Redis Cluster on loopback ports, for the fleet's cluster tests: 3 primaries, and
+with ``replicas=1`` a replica of each (3 + 3), which the cluster promotes when its primary
+dies (after ``node_timeout`` ms without an answer from it).
 
 Each node keeps its ``nodes.conf`` in a directory of its own and no data (``--save ""``,
 no AOF): a node killed and started again rejoins the cluster with its slots, empty, as a
@@ -18,7 +20,7 @@ SLOTS = 16384
 
 
 class ClusterNode(RedisServer):
-    def __init__(self, port: int | None = None):
+    def __init__(self, port: int | None = None, node_timeout: int = 2000):
         #: The cluster bus, on a port of its own (port + 10000 may be out of range).
         self.bus_port = free_port()
         super().__init__(
@@ -31,7 +33,7 @@ class ClusterNode(RedisServer):
                 "--cluster-config-file",
                 "nodes.conf",
                 "--cluster-node-timeout",
-                "2000",
+                str(node_timeout),
                 "--cluster-require-full-coverage",
                 "no",
             ),
@@ -51,20 +53,48 @@ class ClusterNode(RedisServer):
         return answer
 
     def cluster_info(self) -> str:
+        return self.ask("CLUSTER", "INFO").decode()
+
+    def ask(self, *args: str | int) -> object:
+        """One command's whole answer (redis-py, a connection of its own)."""
         import redis
 
         client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2)
         try:
-            return client.execute_command("CLUSTER", "INFO").decode()
+            return client.execute_command(*args)
         finally:
             client.close()
 
+    def node_id(self) -> str:
+        return self.command("CLUSTER", "MYID").split(b"\r\n")[1].decode()
+
+    def role(self) -> str:
+        """``master`` or ``slave``, as the node says of itself."""
+        try:
+            return self.ask("ROLE")[0].decode()
+        except Exception as exc:  # a node down has no role
+            return repr(exc)
+
 
 class RedisCluster:
-    """Three primaries, no replicas, each a third of the slots."""
+    """``size`` primaries, each a share of the slots, and ``replicas`` replicas of each
+    (``nodes``: the primaries first, then the replicas of primary 0, 1, ...)."""
 
-    def __init__(self, size: int = 3):
-        self.nodes = [ClusterNode() for _ in range(size)]
+    def __init__(self, size: int = 3, replicas: int = 0, node_timeout: int = 2000):
+        self.size = size
+        self.nodes = [ClusterNode(node_timeout=node_timeout) for _ in range(size * (1 + replicas))]
+        #: each replica's primary, as started (the cluster may swap their roles since)
+        self.primary_of = {
+            replica: self.nodes[n % size] for n, replica in enumerate(self.nodes[size:])
+        }
+
+    @property
+    def primaries(self) -> list[ClusterNode]:
+        """The primaries as started."""
+        return self.nodes[: self.size]
+
+    def replicas_of(self, primary: ClusterNode) -> list[ClusterNode]:
+        return [replica for replica, of in self.primary_of.items() if of is primary]
 
     @property
     def url(self) -> str:
@@ -75,16 +105,33 @@ class RedisCluster:
         for node in self.nodes:
             node.start()
         first = self.nodes[0]
-        step = SLOTS // len(self.nodes)
-        for n, node in enumerate(self.nodes):
-            end = SLOTS - 1 if n == len(self.nodes) - 1 else (n + 1) * step - 1
+        step = SLOTS // self.size
+        for n, node in enumerate(self.primaries):
+            end = SLOTS - 1 if n == self.size - 1 else (n + 1) * step - 1
             answer = node.command("CLUSTER", "ADDSLOTSRANGE", n * step, end)
             assert answer.startswith(b"+OK"), answer
-            if node is not first:
-                meet = first.command("CLUSTER", "MEET", "127.0.0.1", node.port, node.bus_port)
-                assert meet.startswith(b"+OK"), meet
+        for node in self.nodes[1:]:
+            meet = first.command("CLUSTER", "MEET", "127.0.0.1", node.port, node.bus_port)
+            assert meet.startswith(b"+OK"), meet
+        if self.primary_of:
+            self._replicate()
         self.wait_ok()
         return self
+
+    def _replicate(self, timeout: float = 20.0) -> None:
+        """Each replica follows its primary, and has synced with it (a replica that never
+        synced is not promoted)."""
+        ids = {node: node.node_id() for node in self.primaries}
+        deadline = time.monotonic() + timeout
+        for replica, primary in self.primary_of.items():
+            # The replica must know the primary's id first (the MEET's gossip).
+            while not replica.command("CLUSTER", "REPLICATE", ids[primary]).startswith(b"+OK"):
+                assert time.monotonic() < deadline, "a replica did not learn its primary"
+                time.sleep(0.1)
+        for replica in self.primary_of:
+            while replica.ask("INFO", "replication").get("master_link_status") != "up":
+                assert time.monotonic() < deadline, "a replica did not sync with its primary"
+                time.sleep(0.1)
 
     def wait_ok(self, timeout: float = 20.0) -> None:
         """Until every node says the cluster is ok and knows every other node."""
@@ -114,12 +161,16 @@ class RedisCluster:
         )
 
     def node_of(self, key: str) -> ClusterNode:
-        """The node that serves ``key``'s hash slot."""
+        """The primary (as started) that serves ``key``'s hash slot."""
         from redis.crc import key_slot
 
         slot = key_slot(key.encode())
-        step = SLOTS // len(self.nodes)
-        return self.nodes[min(slot // step, len(self.nodes) - 1)]
+        step = SLOTS // self.size
+        return self.nodes[min(slot // step, self.size - 1)]
+
+    def promoted(self, primary: ClusterNode) -> bool:
+        """A replica of ``primary`` (killed) says it is a primary now."""
+        return any(replica.role() == "master" for replica in self.replicas_of(primary))
 
     def keys(self) -> list[list[str]]:
         """Every node's keys."""
