@@ -27,8 +27,18 @@ change something are safe to repeat (a lock's SET NX that had landed is found ho
 caller's own token, a second reservation only spaces the slot more).
 
 On a Redis Cluster (:func:`redis_client`, ``ROBOTSTXT_REDIS_CLUSTER``) the link is one for
-the whole cluster: a node that fails takes it down, and redis-py sends the PING to every
-node, so the link comes back when the whole cluster answers.
+the whole cluster: a node that fails takes it down, and it comes back when the whole
+cluster answers. redis-py re-reads the cluster's slot map only when a single command fails
+or a pipeline is retried, and neither happens here (no retries: a pipeline would go on to
+a dead primary long after its replica took over), and its PING goes to one node. So the
+link's PING on a cluster is two steps (:meth:`RedisLink._answers`): the slot map read anew
+from a node that answers, then a PING to every primary it names, and only all of them
+answering brings the link back. The map is read once per PING of the backoff, never per
+call: within about a second of a promoted replica answering, the link is back, once.
+
+Any exception from redis-py is an outage, whatever its class: a connection that another
+call of the cluster client closed under this one fails with ``AttributeError``, and no
+error of the client ever reaches a request.
 
 With Redis Sentinel (``ROBOTSTXT_REDIS_SENTINELS``) the client is redis-py's
 ``Sentinel(...).master_for(service)``: each new connection asks the Sentinels where the
@@ -239,12 +249,10 @@ class RedisLink:
         import redis
 
         self._redirected = redis.exceptions.AskError  # MOVED too (a subclass)
-        self._errors: tuple[type[BaseException], ...] = (
-            redis.exceptions.RedisError,
-            redis.exceptions.RedisClusterException,  # not a RedisError: a slot no node serves, ...
-            OSError,
-            asyncio.TimeoutError,
-        )
+        # Every exception of the client: not only RedisError, RedisClusterException (a slot
+        # no node serves, ...) and OSError, but an AttributeError from a connection that
+        # another call closed under this one (redis-py's cluster client does that).
+        self._errors: tuple[type[BaseException], ...] = (Exception,)
         self._timeouts = (redis.exceptions.TimeoutError, asyncio.TimeoutError)
         #: The primary's address while the link was last up (Sentinel only).
         self._primary: tuple[str, int] | None = None
@@ -416,8 +424,7 @@ class RedisLink:
             return False
         self._probing = True
         try:
-            # The first PING that reaches Redis asks what it is, if start-up could not.
-            await (self.client.ping() if self.verified else self._check())
+            await self._answers()
         except (*self._errors, Mismatch) as exc:
             wrong = self.misconfiguration(exc)
             if wrong is not None:
@@ -444,6 +451,21 @@ class RedisLink:
                 {"url": self.url, "was": _address(self._primary), "now": _address(primary)},
             )
         return True
+
+    async def _answers(self) -> None:
+        """Raises unless Redis answers: the PING of a link that is down."""
+        if not self.verified:
+            # The first PING that reaches Redis asks what it is, if start-up could not.
+            await self._check()
+            if not self.cluster:
+                return
+        if not self.cluster:
+            await self.client.ping()
+            return
+        # The slot map as the cluster says it now (a replica promoted), then every primary
+        # in it: a plain ping() asks one node, and would say yes while a primary is dead.
+        await self.client.nodes_manager.initialize()
+        await self.client.ping(target_nodes=self.client.PRIMARIES)
 
     def _inc(self, key: str) -> None:
         if self.stats is not None:
