@@ -170,3 +170,77 @@ async def test_the_link_follows_two_failovers_in_turn_with_one_outage_each(clust
         assert failover["lines"] == ["unreachable", "back"], failovers
         assert failover["back after promotion"] <= BACK_WITHIN, failovers
         assert failover["failed after back"] == 0, failovers
+
+
+PREFIX = "scrapy_robots:fleetbot"
+#: The in-memory scheduler: each crawler crawls the URLs it was given (scrapy-redis has no
+#: cluster client, and a primary down would take its queue away).
+OWN_QUEUE = {"SCHEDULER": "scrapy.core.scheduler.Scheduler", "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter"}
+CRAWL = {"ROBOTSTXT_REDIS_CLUSTER": True, "CONCURRENT_REQUESTS": 8, "ROBOTSTXT_MAX_WAITING": 0, **OWN_QUEUE}
+
+
+def pace_key(host: str) -> str:
+    from scrapy_robots.fleet.reservations import PACE_SHARDS, shard_of
+
+    return f"{PREFIX}:pace:{{{shard_of(host, PACE_SHARDS)}}}:{host}"
+
+
+def crawler_lines(log: str) -> list[str]:
+    return [
+        "unreachable" if UNREACHABLE in line else "back"
+        for line in log.splitlines()
+        if "[scrapy_robots.fleet.link]" in line and (UNREACHABLE in line or BACK in line)
+    ]
+
+
+def outage_seconds(log: str) -> list[float]:
+    return [float(s) for s in re.findall(r"is reachable again \(unreachable for (\d+\.\d) s\)", log)]
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_crawlers_sharing_every_site_go_through_a_failover_with_one_outage_each(serve, cluster):
+    # Six sites at a short Crawl-delay; each crawler is given every other page of every
+    # site, so both read and reserve every site's records and pace, on every primary.
+    delay = 0.2
+    pages = 50
+    sites = [serve(body(f"User-agent: *\nDisallow: /private\nCrawl-delay: {delay:g}\n")) for _ in range(6)]
+    urls = [f"{site.url}/p{i}" for i in range(pages) for site in sites]
+    handles = [start_crawler(urls[k::2], cluster.url, **CRAWL) for k in range(2)]
+    while min(len(site.page_hits()) for site in sites) < 10:  # both crawlers at every site
+        await sleep(0.05)
+    # The primary of the first site's pace (and of some of the others' records).
+    primary = cluster.node_of(pace_key(sites[0].host))
+    killed = time.time()
+    primary.kill()
+    while not cluster.promoted(primary):  # a few ms each, off no crawler's path
+        assert time.time() - killed < 30, "the cluster promoted no replica"
+        await sleep(0.02)
+    promotion = time.time() - killed
+    left = [pages - len(site.page_hits()) for site in sites]
+    results = [result for _, result in await DeferredList([h.done for h in handles])]
+    for result in results:
+        assert result["exit"] == 0, result["log"][-3000:]
+        assert result["failed"] == {}, result["failed"]
+        assert "Traceback" not in result["log"], result["log"][-3000:]
+    figures = {
+        "promotion": round(promotion, 2),
+        "pages left at the promotion": left,
+        "transitions": [crawler_lines(r["log"]) for r in results],
+        "unreachable for": [outage_seconds(r["log"]) for r in results],
+    }
+    # When each crawler was back, from the promotion: its outage began at its first call
+    # after the kill (the crawlers call the cluster several times a second).
+    figures["back after promotion"] = [round(sum(s) - promotion, 2) for s in figures["unreachable for"] if s]
+    print("crawl failover:", figures)
+    assert min(left) > 0, figures  # the crawl went on past the promotion
+    # At most one outage per crawler, said once each way, and the crawl did meet it.
+    for lines in figures["transitions"]:
+        assert lines in ([], ["unreachable", "back"]), figures
+    assert any(figures["transitions"]), figures
+    # BACK_WITHIN, and half a second more: the log says the outage to 0.1 s, it began up to
+    # a call's interval after the kill, and two crawler processes share the 2 cores.
+    assert all(back <= BACK_WITHIN + 0.5 for back in figures["back after promotion"]), figures
+    # Every page once, robots.txt once per site, across both crawlers and the failover.
+    for site in sites:
+        assert sorted(site.paths()) == sorted([f"/p{i}" for i in range(pages)] + ["/robots.txt"]), site.url
+    assert sum(r["stats"].get("robotstxt/fleet/fetch", 0) for r in results) == len(sites)
