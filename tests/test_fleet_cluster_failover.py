@@ -172,6 +172,49 @@ async def test_the_link_follows_two_failovers_in_turn_with_one_outage_each(clust
         assert failover["failed after back"] == 0, failovers
 
 
+@pytest.mark.parametrize("error", [AttributeError("'NoneType' object has no attribute 'writelines'"), KeyError(0)])
+@pytest_twisted.ensureDeferred
+async def test_any_error_of_the_client_is_an_outage_named_once_never_the_caller_s(redis, caplog, error):
+    # redis-py's cluster client once raised AttributeError from a connection closed under a
+    # call (no deterministic way to make it do so): a call that meets a real Redis, then
+    # fails as it did, stands in for it. Twice (one outage), then Redis back, then again.
+    caplog.set_level(logging.WARNING, logger="scrapy_robots.fleet.link")
+
+    async def scenario() -> list[str]:
+        link = RedisLink(redis.url, 2.0)
+        started = time.time()
+
+        async def failing() -> None:
+            await link.client.get("scrapy-robots-test:key")
+            raise error
+
+        outcomes = []
+        try:
+            for round_ in range(2):
+                for _ in range(2):
+                    try:
+                        await link.call(failing)
+                    except FleetUnavailable:
+                        outcomes.append("unavailable")
+                if round_ == 0:
+                    await asyncio.sleep(0.3)  # past the first backoff: the PING brings it back
+                    outcomes.append(str(await link.call(link.client.ping)))
+        finally:
+            await link.close()
+        return outcomes + [what for what, _ in link_lines(caplog, started)]
+
+    assert await deferred_from_coro(scenario()) == [
+        "unavailable",
+        "unavailable",
+        "True",
+        "unavailable",
+        "unavailable",
+        "unreachable",
+        "back",
+        "unreachable",
+    ]
+
+
 PREFIX = "scrapy_robots:fleetbot"
 #: The in-memory scheduler: each crawler crawls the URLs it was given (scrapy-redis has no
 #: cluster client, and a primary down would take its queue away).
