@@ -84,9 +84,7 @@ class RedisCluster:
         self.size = size
         self.nodes = [ClusterNode(node_timeout=node_timeout) for _ in range(size * (1 + replicas))]
         #: each replica's primary, as started (the cluster may swap their roles since)
-        self.primary_of = {
-            replica: self.nodes[n % size] for n, replica in enumerate(self.nodes[size:])
-        }
+        self.primary_of = {replica: self.nodes[n % size] for n, replica in enumerate(self.nodes[size:])}
 
     @property
     def primaries(self) -> list[ClusterNode]:

@@ -12,7 +12,6 @@ import logging
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 
 import pytest
 import pytest_twisted
