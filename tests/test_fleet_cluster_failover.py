@@ -286,3 +286,5 @@ async def test_two_crawlers_sharing_every_site_go_through_a_failover_with_one_ou
     for site in sites:
         assert sorted(site.paths()) == sorted([f"/p{i}" for i in range(pages)] + ["/robots.txt"]), site.url
     assert sum(r["stats"].get("robotstxt/fleet/fetch", 0) for r in results) == len(sites)
+    # The promoted replica holds what its primary had (the epoch keys too): nothing lost.
+    assert not any(r["stats"].get("robotstxt/fleet/records_lost") for r in results), [r["stats"] for r in results]
