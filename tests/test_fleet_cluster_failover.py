@@ -28,7 +28,7 @@ from scrapy_robots.fleet.link import MAX_BACKOFF, FleetUnavailable, RedisLink
 from scrapy_robots.settings.parts import FleetConfig
 
 # Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
-pytestmark = [pytest.mark.timing, pytest.mark.slow]
+pytestmark = pytest.mark.timing
 
 UNREACHABLE = "is unreachable"
 BACK = "is reachable again"
@@ -130,6 +130,7 @@ async def promoted(cluster: RedisCluster, primary: ClusterNode, timeout: float =
     return time.time()
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_the_link_follows_two_failovers_in_turn_with_one_outage_each(cluster, caplog):
     caplog.set_level(logging.WARNING, logger="scrapy_robots.fleet.link")
@@ -239,6 +240,7 @@ def outage_seconds(log: str) -> list[float]:
     return [float(s) for s in re.findall(r"is reachable again \(unreachable for (\d+\.\d) s\)", log)]
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_two_crawlers_sharing_every_site_go_through_a_failover_with_one_outage_each(serve, cluster):
     # Six sites at a short Crawl-delay; each crawler is given every other page of every
