@@ -42,6 +42,7 @@ LANES = {
     "tests/test_fleet_lock.py": "fleet-a",
     "tests/test_fleet.py": "fleet-a",
     "tests/test_fleet_inprocess.py": "fleet-a",
+    "tests/test_fleet_cluster_failover.py": "fleet-a",
     "tests/test_fleet_pace.py": "fleet-b",
     "tests/test_fleet_backoff.py": "fleet-b",
     "tests/test_bench_fleet_faults.py": "fleet-b",

@@ -12,8 +12,10 @@
 - ``pacing.py``: :class:`FleetPacer`, the fleet's pace as the middleware asks it, and what a
   crawler does while Redis is away (``ROBOTSTXT_FLEET_OUTAGE``); :class:`SharedPacing`, the
   middleware's pacing call.
-- ``link.py``: :class:`RedisLink`, the connection (one Redis, or a Redis Cluster), its
-  bound on calls in flight, and the circuit breaker (one outage, one rung; a PING says when Redis is back).
+- ``link.py``: :class:`RedisLink`, the connection (one Redis, a Redis Cluster, or the
+  primary Sentinel names), its bound on calls in flight, and the circuit breaker (one
+  outage, one rung; a PING says when Redis is back); ``client.py`` builds its client from the
+  settings, ``kind.py`` says whether Redis is the kind the settings say.
 
 Requires the ``redis`` package (``pip install scrapy-robots[redis]``) and Scrapy's
 asyncio reactor.

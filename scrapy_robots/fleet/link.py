@@ -65,6 +65,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from scrapy_robots.fleet.client import _options, _single, drop_connections, redis_client
+from scrapy_robots.fleet.kind import MISCONFIGURED, Mismatch, misconfiguration, mismatch
 from scrapy_robots.settings.parts import without_password
 
 if TYPE_CHECKING:
@@ -81,137 +83,13 @@ MAX_BACKOFF = 1.0
 LATE = 0.1
 #: ROBOTSTXT_REDIS_CONNECTIONS' default (redis-py's pool refuses a 101st connection).
 DEFAULT_CONNECTIONS = 50
-#: The crawl's close reason when its Redis is not the kind its settings say.
-MISCONFIGURED = "robotstxt_redis_misconfigured"
 
 
 class FleetUnavailable(Exception):
     """Redis cannot be used right now; do the local thing."""
 
 
-class Mismatch(Exception):
-    """Redis is not the kind the settings say; the message names the setting and the fix."""
-
-
-async def mismatch(client: Any, cluster: bool, sentinel: Any = None, service: str = "") -> str | None:
-    """What the fleet's settings get wrong about the Redis that ``client`` reaches, or None.
-    Raises redis-py's errors when Redis cannot be asked (:meth:`RedisLink.misconfiguration`
-    names those that are a mismatch too)."""
-    if cluster:
-        # redis-py's cluster client reads the slot map first: a plain server refuses it
-        # (RedisClusterException, "Cluster mode is not enabled on this node").
-        await client.ping()
-        return None
-    try:
-        mode = (await client.info("server")).get("redis_mode", "standalone")
-    except _master_not_found() as exc:
-        if sentinel is not None and not await _known_service(sentinel, service):
-            return (
-                f"the Sentinels of ROBOTSTXT_REDIS_SENTINELS know no service {service!r}: set "
-                "ROBOTSTXT_REDIS_SENTINEL_SERVICE to the name of their 'sentinel monitor' line"
-            )
-        raise exc
-    if mode == "cluster":
-        return _NOT_CLUSTER_SETTING
-    if mode == "sentinel":
-        return (
-            "ROBOTSTXT_REDIS_URL names a Redis Sentinel, not a Redis server: list the Sentinels in "
-            "ROBOTSTXT_REDIS_SENTINELS (and the service in ROBOTSTXT_REDIS_SENTINEL_SERVICE)"
-        )
-    return None
-
-
-_NOT_CLUSTER_SETTING = (
-    "Redis is a Redis Cluster node but ROBOTSTXT_REDIS_CLUSTER is off (a plain client is answered MOVED for "
-    "the keys of the other nodes): set ROBOTSTXT_REDIS_CLUSTER = True"
-)
-_NOT_A_CLUSTER = (
-    "ROBOTSTXT_REDIS_CLUSTER is on but Redis is not a Redis Cluster node (Cluster mode is not enabled on this "
-    "node): set ROBOTSTXT_REDIS_CLUSTER = False, or name a node of the cluster"
-)
-_NOT_SENTINELS = (
-    "ROBOTSTXT_REDIS_SENTINELS names a server that is not a Redis Sentinel (it does not know the SENTINEL "
-    "command): list the Sentinels' addresses (port 26379 by default), not the Redis servers'"
-)
-
-
-def _master_not_found() -> type[BaseException]:
-    from redis.asyncio.sentinel import MasterNotFoundError
-
-    return MasterNotFoundError
-
-
-async def _known_service(sentinel: Any, service: str) -> bool:
-    """Whether a Sentinel that answers knows ``service`` (True when none answers: an outage)."""
-    import redis
-
-    answered = False
-    for each in sentinel.sentinels:
-        try:
-            masters = await each.sentinel_masters()
-        except (TimeoutError, redis.exceptions.RedisError, OSError):
-            continue
-        answered = True
-        if service in masters:
-            return True
-    return not answered
-
-
-def redis_client(fleet: FleetConfig) -> tuple[Any, Any]:
-    """The fleet's asyncio client, and the Sentinel client or None: one Redis at
-    ``ROBOTSTXT_REDIS_URL``; with ``ROBOTSTXT_REDIS_CLUSTER`` redis-py's cluster client,
-    which learns the cluster's other nodes and slot map from that one; with
-    ``ROBOTSTXT_REDIS_SENTINELS`` the primary they name ``ROBOTSTXT_REDIS_SENTINEL_SERVICE``
-    (the URL then gives its db, user and password only)."""
-    options = _options(fleet.timeout, fleet.connections)
-    if fleet.cluster:
-        from redis.asyncio.cluster import RedisCluster
-
-        # max_connections is per node; on a MOVED the client refreshes its slot map itself.
-        return RedisCluster.from_url(fleet.redis_url, **options), None
-    if fleet.sentinels:
-        return _sentinel_primary(fleet.redis_url, options, fleet.sentinels, fleet.sentinel_service)
-    return _single(fleet.redis_url, options), None
-
-
-def _single(url: str, options: dict[str, Any]) -> Any:
-    import redis.asyncio
-
-    return redis.asyncio.Redis.from_url(url, retry_on_timeout=False, **options)
-
-
-def _sentinel_primary(
-    url: str, options: dict[str, Any], sentinels: tuple[tuple[str, int], ...], service: str
-) -> tuple[Any, Any]:
-    from redis.asyncio.connection import parse_url
-    from redis.asyncio.sentinel import Sentinel
-
-    primary = {k: v for k, v in parse_url(url).items() if k not in ("host", "port", "path", "connection_class")}
-    if url.lower().startswith("rediss:"):
-        primary["ssl"] = True
-    # The Sentinels are asked with the same short timeouts, without the primary's password.
-    pool = {"max_connections": options["max_connections"]}
-    asked = {k: v for k, v in options.items() if k != "max_connections"}
-    sentinel = Sentinel(list(sentinels), sentinel_kwargs=asked, retry_on_timeout=False, **asked)
-    return sentinel.master_for(service, **pool, **primary), sentinel
-
-
-def _options(timeout: float, connections: int) -> dict[str, Any]:
-    try:
-        from redis.asyncio.retry import Retry
-        from redis.backoff import NoBackoff
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "The Redis fleet storage needs the redis package: pip install 'scrapy-robots[redis]'"
-        ) from exc
-    # No retry inside redis-py: a call answers or takes the link down, and a hung
-    # Redis costs one timeout per call (redis-py's own default retries with backoff).
-    return {
-        "socket_timeout": timeout,
-        "socket_connect_timeout": timeout,
-        "retry": Retry(NoBackoff(), 0),
-        "max_connections": connections + 1,  # the PING of a link that is down
-    }
+__all__ = ["MISCONFIGURED", "FleetUnavailable", "RedisLink", "redis_client"]
 
 
 class RedisLink:
@@ -248,7 +126,6 @@ class RedisLink:
         self._sentinel = sentinel
         import redis
 
-        self._redirected = redis.exceptions.AskError  # MOVED too (a subclass)
         # Every exception of the client: not only RedisError, RedisClusterException (a slot
         # no node serves, ...) and OSError, but an AttributeError from a connection that
         # another call closed under this one (redis-py's cluster client does that).
@@ -318,16 +195,7 @@ class RedisLink:
 
     def misconfiguration(self, exc: BaseException) -> str | None:
         """What ``exc`` says the settings get wrong about Redis, or None (an outage)."""
-        if isinstance(exc, Mismatch):
-            return str(exc)
-        if isinstance(exc, self._redirected) and not self.cluster:
-            return _NOT_CLUSTER_SETTING
-        message = str(exc)
-        if self.cluster and "Cluster mode is not enabled" in message:
-            return _NOT_A_CLUSTER
-        if self._sentinel is not None and "unknown command 'SENTINEL'" in message:
-            return _NOT_SENTINELS
-        return None
+        return misconfiguration(exc, self.cluster, self._sentinel is not None)
 
     def _misconfigured(self, wrong: str) -> None:
         if self.misconfigured is not None:
@@ -403,20 +271,7 @@ class RedisLink:
             {"url": self.url, "error": _describe(exc)},
         )
         self._primary = getattr(getattr(self.client, "connection_pool", None), "master_address", None)
-        # Whatever comes after this outage uses new connections (with Sentinel, to the
-        # primary they name then): the idle ones now, the ones in use when given back
-        # (one on a demoted primary would take the link down again at its next write).
-        try:
-            pool = getattr(self.client, "connection_pool", None)
-            if pool is not None:
-                await pool.disconnect(inuse_connections=False)
-                if hasattr(pool, "update_active_connections_for_reconnect"):  # redis-py >= 7
-                    await pool.update_active_connections_for_reconnect()
-            else:  # a cluster: a pool per node
-                for node in self.client.get_nodes():
-                    await node.disconnect_free_connections()
-        except self._errors:
-            pass  # a connection that fails to close is closed enough
+        await drop_connections(self.client)
 
     async def _probe(self) -> bool:
         """Whether Redis answers again: one PING at a time, when the backoff allows."""
