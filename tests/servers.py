@@ -99,6 +99,28 @@ def drip(data: bytes, interval: float) -> Handler:
     return handle
 
 
+def body_later(handler: Handler, seconds: float, when: Callable[[Request], bool]) -> Handler:
+    """``handler``'s answer, its status and headers at once and its body ``seconds`` later
+    when ``when(request)`` says so (a client hears the headers, then waits for the body):
+    what a loaded machine does to an answer between its two reads."""
+
+    def handle(request: Request) -> Any:
+        result = handler(request)
+        if not isinstance(result, bytes) or not when(request):
+            return result
+
+        def finish() -> None:
+            if not request.finished and request.channel is not None:
+                request.write(result[1:])
+                request.finish()
+
+        request.write(result[:1])  # the status line and headers go with the first byte
+        reactor.callLater(seconds, finish)
+        return NOT_DONE_YET
+
+    return handle
+
+
 def gzip_bomb(decompressed_size: int) -> Handler:
     payload = gzip.compress(b"\n" * decompressed_size, compresslevel=9)
 

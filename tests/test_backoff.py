@@ -14,7 +14,7 @@ import pytest
 import pytest_twisted
 from crawling import RecordingSpider, crawl, stat
 from scrapy import Request
-from servers import RateLimited, SiteServer, body
+from servers import RateLimited, SiteServer, body, body_later
 
 # Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
 pytestmark = pytest.mark.timing
@@ -133,6 +133,40 @@ async def test_a_hostile_retry_after_gets_the_bound_or_is_ignored(serve, caplog,
     [line] = [r.getMessage() for r in caplog.records if "says slow down" in r.getMessage()]
     assert said in line, line
     assert not [r for r in caplog.records if r.exc_info]
+
+
+@pytest.mark.parametrize("pages", [6, 12])
+@pytest_twisted.ensureDeferred
+async def test_an_answer_to_a_request_sent_before_the_pause_is_not_another_slow_down(serve, caplog, pages):
+    # The requests in flight when the site first said slow down are answered 429 too; on a
+    # loaded machine their bodies come after the first 429 was heard (here 0.4 s after their
+    # headers). Sent before the pause began, they say nothing new: one slow down, one pause,
+    # not a second, doubled one ("paused 1.0s ... (was 1s)" seen under the full suite).
+    limiter = RateLimited(limit=2, pause=0.3, retry_after=lambda now: "soon", pauses=1)
+    first = []
+
+    def late(request) -> bool:  # every 429 but the first: the answers in flight
+        if request.code != 429:
+            return False
+        first.append(request)
+        return len(first) > 1
+
+    site = limited_site(serve, limiter)
+    site.pages = body_later(limiter, 0.4, late)
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    crawler = await crawl(
+        [f"{site.url}/p{i}" for i in range(pages)],
+        ROBOTSTXT_BACKOFF_MAX_PAUSE=1,
+        ROBOTSTXT_BACKOFF_PAUSE=0.5,
+        RETRY_TIMES=5,
+    )
+    assert len(first) > 2  # answers were in flight, and came late
+    assert sorted(set(limiter.served)) == sorted(f"/p{i}" for i in range(pages))
+    lines = [r.getMessage() for r in caplog.records if "says slow down" in r.getMessage()]
+    assert len(lines) == 1, lines
+    assert stat(crawler, "robotstxt/backoff/paused") == 1
+    assert stat(crawler, "robotstxt/backoff/throttled") == limiter.throttled
+    assert "(was 0s)" in lines[0], lines[0]
 
 
 class _Spaced:
@@ -256,3 +290,41 @@ async def test_a_request_that_may_not_be_retried_is_not_and_the_site_still_pause
     told = {f"{site.url}{path}" for path in limiter.told}
     assert set(crawler.spider.downloaded) == set(urls) - told
     assert set(crawler.spider.ignored) == told  # HttpErrorMiddleware: "Ignoring non-200 response"
+
+
+class LinkSpider(RecordingSpider):
+    """Requests its first URL, a home page, and every link on it (a site's 60 links
+    found at once: the slot's queue fills beyond CONCURRENT_REQUESTS_PER_DOMAIN)."""
+
+    def parse(self, response):
+        self.downloaded.append(response.url)
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href, callback=self.parse, errback=self.errback)
+
+
+def links(count: int):
+    def handle(request) -> bytes:
+        request.setHeader(b"Content-Type", b"text/html")
+        return b"<html><body>" + b"".join(b'<a href="/p%d">p</a>' % i for i in range(count)) + b"</body></html>"
+
+    return handle
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", range(2))
+@pytest_twisted.ensureDeferred
+async def test_no_request_goes_inside_the_window_asked_even_in_its_first_second(serve, run):
+    # Issue #49: 2 requests a second, then 429 with Retry-After: 3 and every request of the
+    # next 3 s answered 429; 60 links on the home page, answered at once, no DOWNLOAD_DELAY.
+    # The requests sent before the first 429 came back are answered 429 (the site's grace
+    # counts them as sent before it could answer); after that, not one request inside the
+    # 3 s the site asked for: not the retries Scrapy's RetryMiddleware sends, not the
+    # requests queued in the slot, not the links still in the scheduler. Twice, every run.
+    limiter = RateLimited(limit=2, pause=3, retry_after=lambda now: "3", pauses=1)
+    site = limited_site(serve, limiter)
+    site.routes["/"] = links(60)
+    crawler = await crawl([f"{site.url}/"], spider_cls=LinkSpider, DOWNLOAD_DELAY=0, RETRY_TIMES=5)
+    assert limiter.paused == 1
+    assert limiter.inside == [], [at - limiter.began for at in limiter.inside]
+    assert sorted(set(limiter.served)) == sorted(f"/p{i}" for i in range(60))
+    assert stat(crawler, "robotstxt/backoff/paused") == 1

@@ -59,6 +59,11 @@ logger = logging.getLogger(__name__)
 FLEET_POLL = 0.5
 #: The file under JOBDIR that keeps the pauses of a stopped crawl.
 JOBDIR_FILE = "robotstxt-backoff.json"
+#: Meta key: when the request's download began (the pace's clock), stamped as its headers
+#: come back. Read from the whole answer, ``now - download_latency`` would add the time its
+#: body took (on a loaded machine, a 429 in flight came after the first one was heard, and
+#: was taken for a second slow down).
+SENT = "_robotstxt_sent"
 
 
 class PageBackoff:
@@ -95,6 +100,7 @@ class PageBackoff:
         #: the fleet's pauses, read each half second while the crawl runs (a pace shared through Redis)
         self.fleet = FleetPauses(self, shared) if shared is not None else None
         connect = self.crawler.signals.connect
+        connect(self._headers, signal=signals.headers_received)
         connect(self._downloaded, signal=signals.response_downloaded)
         connect(self._opened, signal=signals.spider_opened)
         connect(self._closed, signal=signals.spider_closed)
@@ -148,8 +154,19 @@ class PageBackoff:
         except OSError as exc:
             logger.warning("Could not keep the pauses in %(path)s: %(error)s", {"path": self.path, "error": exc})
 
+    def _headers(self, request: Request, **kwargs: Any) -> None:
+        # Scrapy's download handlers set download_latency (from the download's start)
+        # just before they send this signal: now less it is the start, whenever the body comes.
+        meta = request.meta
+        latency = meta.get("download_latency")
+        if latency is not None:
+            assert self.pacing is not None
+            meta[SENT] = self.pacing.now() - float(latency)
+
     def _downloaded(self, response: Response, request: Request, **kwargs: Any) -> None:
         meta = request.meta
+        # Popped: a retry copies the meta, and has a start of its own.
+        sent = meta.pop(SENT, None)
         if meta.get(FETCH_META):
             return  # robots.txt has its own Retry-After handling (policyfiles/retry_after.py)
         key = meta.get("download_slot")
@@ -166,7 +183,8 @@ class PageBackoff:
         pacing = self.pacing
         assert pacing is not None
         now = pacing.now()
-        sent = now - float(meta.get("download_latency") or 0.0)
+        if sent is None:  # a handler that sends no headers_received: the whole answer's latency
+            sent = now - float(meta.get("download_latency") or 0.0)
         base = pacing.configured_delay(request)
         if throttles:
             self._throttled(request, response, key, base, retry_after, sent, now)
