@@ -14,12 +14,14 @@ through them.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.utils.misc import build_from_crawler, load_object
+from twisted.internet.defer import CancelledError
 
 from scrapy_robots.addon import STOCK
 from scrapy_robots.cache import RobotsCache, RobotsEntry, RobotsStorage, SitePacer, check_storage_class
@@ -50,6 +52,9 @@ if TYPE_CHECKING:
     from scrapy_robots.policyfiles.policy import Action
 
 logger = logging.getLogger(__name__)
+
+#: What a request cancelled by the close was doing (the close's reason names it).
+CUT = "{site}: its request was cancelled on its way by the crawl's stop"
 
 __all__ = ["FORBIDDEN", "RobotsTxtMiddleware", "Verdict"]
 
@@ -164,6 +169,8 @@ class RobotsTxtMiddleware:
             return self.room.closing_exit(request, closing)
         except RoomFull:
             return await self.room.overflow(request)
+        except (CancelledError, asyncio.CancelledError) as cancelled:
+            return self._cancelled(request, site, cancelled)
         try:
             answer = self._judge(entry, request, tdm)
         except OtherAgent as other:
@@ -191,6 +198,8 @@ class RobotsTxtMiddleware:
             return self.room.closing_exit(request, closing)
         except RoomFull:
             return await self.room.overflow(request)
+        except (CancelledError, asyncio.CancelledError) as cancelled:
+            return self._cancelled(request, site, cancelled)
         return await self._process_slowly(request, site, self.sites.ready(site), waited=True)
 
     def _judge(self, entry: RobotsEntry, request: Request, tdm: RobotsEntry | None = None) -> Verdict:
@@ -218,6 +227,16 @@ class RobotsTxtMiddleware:
         if isinstance(exception, QueueReleased):
             return self.room.closing_exit(request, CrawlClosing(exception.key, PAUSED))
         return None
+
+    def _cancelled(self, request: Request, site: str, cancelled: BaseException) -> Request:
+        """What ``request`` waited for (its robots.txt's download, its turn) was cancelled. By
+        the close (Scrapy's fast stop, a second Ctrl-C once Scrapy PR 7455 is released, cancels
+        every download before the room looks at the engine): back to a JOBDIR's queue, or
+        ignored with the reason, not lost as a bare CancelledError. Outside a close, the
+        cancellation goes on."""
+        if not self.room.closing_now():
+            raise cancelled
+        return self.room.closing_exit(request, CrawlClosing(site, CUT))
 
     async def robots_for(self, request: Request) -> RobotsEntry:
         """What is known of the robots.txt of ``request``'s site: from the cache, or

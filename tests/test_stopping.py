@@ -7,12 +7,16 @@ from __future__ import annotations
 import time
 from collections import Counter
 
+import crawling
 import pytest
 import pytest_twisted
 from processes import run_spider
+from scrapy import Request
 from servers import body, hang
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
+
+from scrapy_robots.cache import SqliteRobotsStorage
 
 # Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
 pytestmark = pytest.mark.timing
@@ -229,3 +233,125 @@ async def test_closespider_timeout_with_an_unreachable_site(serve, tmp_path):
     assert down.robots_hits() == 1  # no retry during or after the close
     assert set(result["downloaded"]) == allowed_urls([healthy])
     assert result["stats"]["robotstxt/closing/ignored"] == len(PAGES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gap", [0.05, 1.0], ids=["at-once", "after-requeue"])
+@pytest_twisted.ensureDeferred
+async def test_ctrl_c_twice_with_jobdir_twice_then_resume_fetches_every_allowed_page(serve, tmp_path, gap):
+    # Scrapy 2.19's second Ctrl-C is "forcing unclean shutdown": the reactor stops without
+    # the engine's close. Twice in a row (two runs, each stopped with two Ctrl-C ``gap``
+    # apart: before the package's look at the engine, or after its requests went back to
+    # the job's queue), then resumed with the sites healthy: every allowed page is fetched;
+    # a site whose robots.txt fetch the stop cut is not kept "unreachable" in the job's
+    # storage (its pages would be denied at the resume until the retry).
+    healthy, slow, down = start_mixed_sites(serve, healthy=2, slow=4, down=4)
+    # A site whose pages hang: the first Ctrl-C's close waits for its downloads, and the
+    # user presses Ctrl-C again.
+    stuck = serve(body(ROBOTS))
+    stuck.pages = hang()
+    sites = healthy + slow + down + [stuck]
+    urls = urls_of(sites)
+    settings = {
+        **SETTINGS,
+        "DOWNLOADER_MIDDLEWARES": OURS,
+        "JOBDIR": str(tmp_path / "job"),
+        "ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 2,
+        "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY": 4,
+        "ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 20,
+    }
+    for stop in range(2):
+        asked = [site.robots_hits() for site in slow]
+        handle = run_spider(urls, tmp_path, **settings)
+        await until(
+            lambda handle=handle, asked=asked: (
+                b"Spider opened" in handle.output
+                and all(site.robots_hits() > before for site, before in zip(slow, asked))
+            ),
+            30,
+            f"run {stop + 1} to ask the hanging sites for robots.txt",
+        )
+        await sleep(1.0)  # the queued requests reach the middleware and wait
+        handle.signal("INT")
+        await sleep(gap)
+        handle.signal("INT")
+        run = await ended(handle, timeout=20)
+        assert not run["killed"], run["log"][-3000:]
+        assert "forcing unclean shutdown" in run["log"], run["log"][-3000:]
+        assert not page_fetches(slow + down)
+        assert stuck.page_hits()
+        # Scrapy's close did not run: no spider_closed (the spider wrote no record), and
+        # the job's duplicate filter and queue state were not written.
+        assert run["reason"] == "no result", run["log"][-3000:]
+        # The hanging sites' robots.txt fetches were cut: none is kept "unreachable".
+        storage = SqliteRobotsStorage(tmp_path / "job" / "robotstxt.sqlite3")
+        for site in slow:
+            stored = storage.load_now(site.url)
+            assert stored is None or not stored.failures, (site.url, stored)
+    for site in slow + down:
+        site.robots = body(ROBOTS)
+    stuck.pages = None
+    last = await ended(run_spider(urls, tmp_path, **settings), timeout=60)
+    assert last["exit"] == 0 and last["reason"] == "finished", last["log"][-3000:]
+    fetched = page_fetches(sites)
+    assert set(fetched) == allowed_urls(sites), sorted(allowed_urls(sites) - set(fetched))
+    # The waiting sites' pages once. The pages fetched before a stop come again at the
+    # next run (Scrapy's duplicate filter of the job was lost with the unclean stop, and
+    # the spider's start requests are all yielded again): once per run at most.
+    assert max(fetched[url] for url in allowed_urls(slow + down)) == 1, fetched
+    assert max(fetched.values()) <= 3, fetched
+    assert "ERROR" not in last["log"], last["log"][-3000:]
+
+
+class JobSpider(crawling.RecordingSpider):
+    """The in-process recording spider as a JOBDIR crawl needs it: its start requests pass
+    the duplicate filter (a resumed run yields them again, and the job's filter drops them)."""
+
+    async def start(self):
+        for url in self.urls:
+            yield Request(url, callback=self.parse, errback=self.errback)
+
+
+@pytest.mark.parametrize("stops", [1, 2])
+@pytest_twisted.ensureDeferred
+async def test_a_fast_stop_that_cancels_the_robots_txt_download_keeps_nothing_of_it(serve, tmp_path, stops):
+    # Scrapy's fast stop (the second Ctrl-C of Scrapy PR 7455, unreleased) cancels every
+    # download in the downloader at once, before the package's look at the engine (each
+    # 0.25 s): a robots.txt download cut so says nothing of the site. It is not kept
+    # "unreachable" in the job's storage (the resumed crawl would deny the site's pages
+    # until its retry), and the requests that waited for it go back to the job's queue.
+    # Emulated in the crawl's process: the stop begins and the download is cancelled in
+    # the same tick; ``stops`` runs in a row, then a resume with the site healthy.
+    from crawling import BASE_SETTINGS, robots_middleware, stat
+    from scrapy.crawler import CrawlerRunner
+    from scrapy.utils.defer import deferred_from_coro
+
+    site = serve(hang())
+    urls = [site.url + path for path in PAGES]
+    settings = {**BASE_SETTINGS, "JOBDIR": str(tmp_path / "job")}
+    for _ in range(stops):
+        asked = site.robots_hits()
+        crawler = CrawlerRunner(settings).create_crawler(JobSpider)
+        running = crawler.crawl(urls=urls)
+        await until(
+            lambda crawler=crawler, asked=asked: (
+                site.robots_hits() > asked and crawler.engine is not None and len(robots_middleware(crawler).room) > 0
+            ),
+            10,
+            "the requests to wait for robots.txt",
+        )
+        mw = robots_middleware(crawler)
+        stopping = deferred_from_coro(crawler.engine.stop_async())
+        mw.room.flights.cancel_all()  # the downloader's cancel, before the room looks at the engine
+        await stopping
+        await running
+        assert stat(crawler, "robotstxt/closing/requeued") == len(PAGES), crawler.stats.get_stats()
+        assert not crawler.spider.ignored, crawler.spider.ignored
+        stored = SqliteRobotsStorage(tmp_path / "job" / "robotstxt.sqlite3").load_now(site.url)
+        assert stored is None or not stored.failures, stored
+    site.robots = body(ROBOTS)
+    last = CrawlerRunner(settings).create_crawler(JobSpider)
+    await last.crawl(urls=urls)
+    assert site.robots_hits() == stops + 1  # asked again: nothing was kept of the cut fetches
+    assert sorted(last.spider.downloaded) == sorted(allowed_urls([site]))
+    assert max(page_fetches([site]).values()) == 1

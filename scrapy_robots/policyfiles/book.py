@@ -24,6 +24,7 @@ the site and the path for the others (``http://a.example:80/.well-known/tdmrep.j
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import OrderedDict
@@ -32,6 +33,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import CancelledError
 
 from scrapy_robots.pace.waiting import CrawlClosing, timer
 from scrapy_robots.policyfiles.decision import decide, worth_waiting
@@ -377,8 +379,11 @@ class PolicyBook:
             self.stats.inc_value(f"{file.stats}/retry")
         self.stats.inc_value(f"{file.stats}/request_count")
         result = await self.fetcher.fetch(site, via=request, path=file.path)
-        if self.room.closing:
-            # The fetch was cut short by the close: its outcome says nothing of the site.
+        if isinstance(result.error, (CancelledError, asyncio.CancelledError)) or self.room.closing_now():
+            # The fetch was cut short by the close (the room's cancel, or Scrapy's fast stop,
+            # which cancels downloads before the room looks at the engine): its outcome says
+            # nothing of the site. Neither kept (a JOBDIR's storage would deny the site's pages
+            # at the resume) nor given to the requests that wait (they go back to the job's queue).
             raise CrawlClosing(site, f"{self._waits}being fetched")
         result.site = site + self._suffix
         decision = decide(result, previous, time.time(), self.config)
