@@ -312,16 +312,18 @@ class JobSpider(crawling.RecordingSpider):
             yield Request(url, callback=self.parse, errback=self.errback)
 
 
+@pytest.mark.parametrize("cut", ["cancelled", "reset"])
 @pytest.mark.parametrize("stops", [1, 2])
 @pytest_twisted.ensureDeferred
-async def test_a_fast_stop_that_cancels_the_robots_txt_download_keeps_nothing_of_it(serve, tmp_path, stops):
+async def test_a_fast_stop_that_cancels_the_robots_txt_download_keeps_nothing_of_it(serve, tmp_path, stops, cut):
     # Scrapy's fast stop (the second Ctrl-C of Scrapy PR 7455, unreleased) cancels every
     # download in the downloader at once, before the package's look at the engine (each
     # 0.25 s): a robots.txt download cut so says nothing of the site. It is not kept
     # "unreachable" in the job's storage (the resumed crawl would deny the site's pages
     # until its retry), and the requests that waited for it go back to the job's queue.
     # Emulated in the crawl's process: the stop begins and the download is cancelled in
-    # the same tick; ``stops`` runs in a row, then a resume with the site healthy.
+    # the same tick (or its connection is reset: a download that fails during the close says
+    # nothing of the site either); ``stops`` runs in a row, then a resume with the site healthy.
     from crawling import BASE_SETTINGS, robots_middleware, stat
     from scrapy.crawler import CrawlerRunner
     from scrapy.utils.defer import deferred_from_coro
@@ -342,7 +344,12 @@ async def test_a_fast_stop_that_cancels_the_robots_txt_download_keeps_nothing_of
         )
         mw = robots_middleware(crawler)
         stopping = deferred_from_coro(crawler.engine.stop_async())
-        mw.room.flights.cancel_all()  # the downloader's cancel, before the room looks at the engine
+        if cut == "cancelled":
+            mw.room.flights.cancel_all()  # the downloader's cancel, before the room looks at the engine
+        else:
+            for hanging in site._pending:
+                if not hanging.finished and hanging.channel is not None:
+                    hanging.channel.transport.abortConnection()
         await stopping
         await running
         assert stat(crawler, "robotstxt/closing/requeued") == len(PAGES), crawler.stats.get_stats()
