@@ -64,6 +64,10 @@ JOBDIR_FILE = "robotstxt-backoff.json"
 #: body took (on a loaded machine, a 429 in flight came after the first one was heard, and
 #: was taken for a second slow down).
 SENT = "_robotstxt_sent"
+#: Meta key: when the request reached the downloader (the pace's clock). Scrapy's slot hands
+#: a request to a download task that starts later: one it handed over before a pause began
+#: may start just after; it was on its way, and its answer says nothing new.
+REACHED = "_robotstxt_reached"
 
 
 class PageBackoff:
@@ -100,6 +104,7 @@ class PageBackoff:
         #: the fleet's pauses, read each half second while the crawl runs (a pace shared through Redis)
         self.fleet = FleetPauses(self, shared) if shared is not None else None
         connect = self.crawler.signals.connect
+        connect(self._reached, signal=signals.request_reached_downloader)
         connect(self._headers, signal=signals.headers_received)
         connect(self._downloaded, signal=signals.response_downloaded)
         connect(self._opened, signal=signals.spider_opened)
@@ -154,6 +159,10 @@ class PageBackoff:
         except OSError as exc:
             logger.warning("Could not keep the pauses in %(path)s: %(error)s", {"path": self.path, "error": exc})
 
+    def _reached(self, request: Request, **kwargs: Any) -> None:
+        assert self.pacing is not None
+        request.meta[REACHED] = self.pacing.now()
+
     def _headers(self, request: Request, **kwargs: Any) -> None:
         # Scrapy's download handlers set download_latency (from the download's start)
         # just before they send this signal: now less it is the start, whenever the body comes.
@@ -167,6 +176,7 @@ class PageBackoff:
         meta = request.meta
         # Popped: a retry copies the meta, and has a start of its own.
         sent = meta.pop(SENT, None)
+        reached = meta.pop(REACHED, None)
         if meta.get(FETCH_META):
             return  # robots.txt has its own Retry-After handling (policyfiles/retry_after.py)
         key = meta.get("download_slot")
@@ -185,6 +195,10 @@ class PageBackoff:
         now = pacing.now()
         if sent is None:  # a handler that sends no headers_received: the whole answer's latency
             sent = now - float(meta.get("download_latency") or 0.0)
+        if reached is not None and sent < rules.paused_until(key):
+            # Started before the slot's pause ended, so not held by it: on its way since it
+            # reached the downloader (a request the pause held starts at its end or later).
+            sent = min(sent, reached)
         base = pacing.configured_delay(request)
         if throttles:
             self._throttled(request, response, key, base, retry_after, sent, now)
