@@ -18,6 +18,7 @@ from fleet import start_crawler
 from redis_cluster import RedisCluster
 from scrapy.utils.defer import deferred_from_coro
 from servers import SiteServer, body
+from test_fleet_pace import dealt
 from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 from twisted.internet.task import deferLater
@@ -159,7 +160,7 @@ async def test_a_node_killed_and_restarted_mid_crawl(serve, cluster):
     pages = 36
     sites = on_different_nodes(cluster, serve, delay, 2)
     urls = [f"{site.url}/p{i}" for i in range(pages) for site in sites]
-    handles = [start_crawler(urls[k::2], cluster.url, **CLUSTER, **OWN_QUEUE, **FEW) for k in range(2)]
+    handles = [start_crawler(share, cluster.url, **CLUSTER, **OWN_QUEUE, **FEW) for share in dealt(urls, 2)]
     windows = []
     for n, after in enumerate((6, 2 * pages // 3)):
         while min(len(site.page_hits()) for site in sites) < after:
@@ -200,7 +201,7 @@ async def test_nodes_flushed_one_after_the_other(serve, cluster):
     pages = 30
     sites = on_different_nodes(cluster, serve, delay, 2)
     urls = [f"{site.url}/p{i}" for i in range(pages) for site in sites]
-    handles = [start_crawler(urls[k::2], cluster.url, **CLUSTER, **OWN_QUEUE, **FEW) for k in range(2)]
+    handles = [start_crawler(share, cluster.url, **CLUSTER, **OWN_QUEUE, **FEW) for share in dealt(urls, 2)]
     flushed = []
     for n, after in enumerate((6, 2 * pages // 3)):
         while min(len(site.page_hits()) for site in sites) < after:

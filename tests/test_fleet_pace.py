@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pickle
 import time
+from urllib.parse import urlsplit
 
 import pytest
 import pytest_twisted
@@ -60,7 +61,19 @@ def assert_polite(gaps: list[float], delay: float, what: str) -> None:
 
 
 def dealt(urls: list[str], crawlers: int) -> list[list[str]]:
-    return [urls[k::crawlers] for k in range(crawlers)]
+    """Each site's URLs dealt in turn to the crawlers: every crawler gets every other page
+    (every ``crawlers``-th) of EVERY site, so that the gaps a site sees are between the
+    crawlers' starts, the fleet's pace, not one crawler's own slot. (``urls[k::crawlers]``
+    over URLs that alternate between ``crawlers`` sites gave each crawler one whole site.)"""
+    shares: list[list[str]] = [[] for _ in range(crawlers)]
+    seen: dict[str, int] = {}
+    for url in urls:
+        site = urlsplit(url).netloc
+        n = seen[site] = seen.get(site, -1) + 1
+        shares[n % crawlers].append(url)
+    for site in seen:
+        assert all(any(urlsplit(url).netloc == site for url in share) for share in shares), (site, "not shared")
+    return shares
 
 
 async def finished(handles) -> list[dict]:
