@@ -165,7 +165,14 @@ class FleetPacer:
                 not_before = turns.next(now + not_before, step) - now
             reservation = await self.redis.reserve(slot, interval, not_before, self.crawlers(slot) * step, raised)
             self._learn(shard, reservation)
-            if turns is None or reservation.wait <= not_before + 1e-3:
+            # A start up to the margin into this crawler's turn is still on it: the next
+            # turn, another crawler's, comes an interval (delay + margin) after the turn's
+            # beginning, at least the delay after this start. The crawlers' estimates of
+            # Redis's clock differ by milliseconds, so the previous turn's start, reserved
+            # by another crawler, ends a hair into this one: refused by a 1 ms tolerance,
+            # each crawler went to its next turn, two intervals on, and the slot saw one
+            # start every three intervals for the whole rejoin (#49).
+            if turns is None or reservation.wait <= not_before + max(self.margin, 1e-3):
                 break
             not_before = reservation.wait  # another crawler holds that turn: the next one
         return reservation.wait
