@@ -245,3 +245,69 @@ async def test_after_an_outage_the_fleet_is_back_to_the_sites_full_rate_within_s
             # turns missed by a hair gave three intervals.
             assert sorted(gaps)[len(gaps) // 2] <= 1.5 * (delay + MARGIN), figures
     print("gaps after each outage:", figures)
+
+
+@pytest_twisted.ensureDeferred
+async def test_starts_the_fleet_could_not_hear_are_written_before_the_records_are_shared(redis):
+    # #49, the Sentinel failover: a crawler's robots.txt fetch ended while Redis was away
+    # (its start not written to the pace), then it paced the site's first pages alone;
+    # the other crawler, which waited for that robots.txt, read it once the write-back
+    # shared it and reserved in Redis at once: two pages 0.6 s apart at Crawl-delay 1.
+    # Real Redis, restarted empty; the two crawlers' storages and pacers as the crawl
+    # builds them. Twice: a second site, a second outage.
+    import asyncio
+
+    from scrapy.utils.defer import deferred_from_coro
+
+    from scrapy_robots.fleet import RedisLink
+    from scrapy_robots.fleet.storage import RedisRobotsStorage
+
+    delay = 0.4
+
+    async def until_shared(storage: RedisRobotsStorage) -> None:
+        from scrapy_robots.fleet.link import FleetUnavailable
+
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                await storage.write_back.check()
+                return
+            except FleetUnavailable:  # the link's backoff: it asks Redis again within a second
+                assert time.monotonic() < deadline, "Redis did not answer again"
+                await asyncio.sleep(0.1)
+
+    async def scenario() -> list[tuple[str, float, float]]:
+        storages = [RedisRobotsStorage(RedisLink(redis.url, 0.5), "scrapy-robots-test") for _ in range(2)]
+        holder, waiter = (storage.pacer() for storage in storages)
+        found = []
+        try:
+            for site in ("a.example", "b.example"):
+                await until_shared(storages[0])  # the first epoch read (or Redis back)
+                redis.stop()
+                # The holder's robots.txt fetch ends now (the middleware's pacing.fetched),
+                # then it paces the site's first page alone, on its outage pace.
+                assert await holder.mark_start(site, delay, 0.0) is None
+                start = time.monotonic() + holder.outage_wait(site, delay, delay)
+                redis.start()
+                storages[0].write_back.unshared(site)  # its record, saved while Redis was away
+                await until_shared(storages[0])
+                # The waiter reads the record now, and reserves the site's first page.
+                deadline = time.monotonic() + 10
+                while True:
+                    asked = time.monotonic()
+                    wait = await waiter.reserve(site, delay)
+                    if wait is not None:
+                        break
+                    # Its link met the restart at this call: it asks Redis again within a second.
+                    assert time.monotonic() < deadline, "Redis did not answer the waiter again"
+                    await asyncio.sleep(0.1)
+                found.append((site, round(start, 3), round(asked + wait, 3)))
+        finally:
+            for storage in storages:
+                await storage.link.close()
+        return found
+
+    for site, holder_start, waiter_start in await deferred_from_coro(scenario()):
+        # The margin (0.05 s) is not asked of the gap: the holder's last start counts as
+        # written (its clock), the waiter's as reserved; 10 ms for the loop's own steps.
+        assert waiter_start - holder_start >= delay - 0.01, (site, holder_start, waiter_start)

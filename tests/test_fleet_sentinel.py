@@ -35,7 +35,7 @@ pytestmark = pytest.mark.timing
 #: The host and port of ROBOTSTXT_REDIS_URL are not used with Sentinels: nothing listens here.
 NOWHERE = "redis://127.0.0.1:9/0"
 #: Pages of each site in flight at the first failover (dealt to the two crawlers).
-FRESH_PAGES = 6
+FRESH_PAGES = 16
 
 
 def sleep(seconds: float):
@@ -268,7 +268,7 @@ async def test_a_fleet_crawl_through_two_failovers_keeps_its_pace_and_its_robots
     # Sites whose robots.txt is being fetched by one crawler, and waited for by the
     # other, when the first primary dies; paced too (#49: the fetch's start, never written
     # to the fleet's pace, let the two crawlers' first pages of such a site meet).
-    fresh = [serve(held(releases[n % 2], robots(delay))) for n in range(4)]
+    fresh = [serve(held(releases[n % 2], robots(delay))) for n in range(2)]
     # Both crawlers share every site, each every other page of it (#49): the gaps counted
     # at a site are between the two crawlers' starts, the fleet's pace.
     urls = [f"{site.url}/p{i}" for i in range(pages) for site in paced]
@@ -277,7 +277,7 @@ async def test_a_fleet_crawl_through_two_failovers_keeps_its_pace_and_its_robots
         **OWN_QUEUE,
         # A few requests at a time besides the held robots.txt fetches (each holds a place).
         "CONCURRENT_REQUESTS": 4 + len(fresh),
-        "ROBOTSTXT_MAX_WAITING": 8,
+        "ROBOTSTXT_MAX_WAITING": FRESH_PAGES + 4,
         "ROBOTSTXT_REDIS_SENTINELS": sentinels.setting,
         # A crawler's first calls, made while Scrapy starts on a loaded machine, timed out at
         # 0.5 s in some runs, and each crawler then fetched every site alone. A dead primary

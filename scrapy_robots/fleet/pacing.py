@@ -134,6 +134,13 @@ class FleetPacer:
         self.turns: dict[int, Turns] = {}
         self.turns_until = 0.0
         self._reset_said = -math.inf
+        #: slot -> (the last start of it this crawler made that the fleet's pace does not
+        #: know, on our clock; its interval): a robots.txt fetch whose start could not be
+        #: written, the starts paced by this crawler while Redis was away. Written at the
+        #: slot's next reservation, and before the records fetched meanwhile are shared
+        #: (:meth:`write_unmarked`): the crawlers that waited for such a record then
+        #: reserve after this crawler's starts, not beside them (#49).
+        self.unmarked: dict[str, tuple[float, float]] = {}
 
     def crawlers(self, slot: str) -> int:
         """The live crawlers last seen in the slot's pace shard (1 before any)."""
@@ -145,6 +152,8 @@ class FleetPacer:
         ``raised``: this crawler's "slow down" floor (scrapy_robots.pace.backoff)."""
         interval = delay + self.margin
         try:
+            if slot in self.unmarked:
+                await self._write_unmarked(slot)
             wait = await self._reserve(slot, interval, not_before, raised + self.margin if raised > 0 else 0.0)
         except FleetUnavailable:
             self.count("fallback")
@@ -176,6 +185,27 @@ class FleetPacer:
                 break
             not_before = reservation.wait  # another crawler holds that turn: the next one
         return reservation.wait
+
+    def _unmarked(self, slot: str, at: float, interval: float) -> None:
+        """A start of ``slot`` at ``at`` (our clock) that the fleet's pace does not know."""
+        known = self.unmarked.get(slot)
+        if known is None or at >= known[0]:
+            self.unmarked[slot] = (at, interval)
+
+    async def _write_unmarked(self, slot: str) -> None:
+        at, interval = found = self.unmarked[slot]
+        # A start still to come (an outage turn) is written as one: the script keeps the later.
+        await self.redis.mark_start(slot, interval, self.clock() - at, self.crawlers(slot) * interval)
+        if self.unmarked.get(slot) == found:
+            del self.unmarked[slot]
+
+    async def write_unmarked(self) -> None:
+        """Write every start the fleet's pace does not know (the write-back calls this
+        before sharing the records saved while Redis was away). Raises
+        :class:`~scrapy_robots.fleet.link.FleetUnavailable`."""
+        for slot in list(self.unmarked):
+            if slot in self.unmarked:
+                await self._write_unmarked(slot)
 
     def _learn(self, shard: int, reservation: Reservation) -> None:
         if self.away_since is not None:
@@ -244,11 +274,13 @@ class FleetPacer:
         if turns is None or away_since is None:
             # "alone", or no other crawler seen: the local pace, with the fleet's margin
             # (its starts reach the server as late as the reservations' do).
-            return not_before + self.margin
-        interval = delay + self.margin
-        now = self.clock()
-        earliest = max(now + not_before, away_since + turns.crawlers * interval)
-        return max(turns.next(earliest, interval) - now, 0.0)
+            wait = not_before + self.margin
+        else:
+            interval = delay + self.margin
+            earliest = max(self.clock() + not_before, away_since + turns.crawlers * interval)
+            wait = max(turns.next(earliest, interval) - self.clock(), 0.0)
+        self._unmarked(slot, self.clock() + wait, delay + self.margin)
+        return wait
 
     async def mark_start(self, slot: str, delay: float, ago: float) -> bool | None:
         interval = delay + self.margin
@@ -256,6 +288,7 @@ class FleetPacer:
             await self.redis.mark_start(slot, interval, ago, self.crawlers(slot) * interval)
         except FleetUnavailable:
             self.count("fallback")
+            self._unmarked(slot, self.clock() - ago, interval)  # written when Redis answers
             return None
         return True
 

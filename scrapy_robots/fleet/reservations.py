@@ -226,9 +226,10 @@ class RedisPacer:
 
     async def mark_start(self, slot: str, interval: float, ago: float, unknown: float) -> None:
         """Count a request that started ``ago`` seconds ago (the robots.txt fetch, which
-        the fleet did not reserve) in the slot's pace. Raises FleetUnavailable."""
+        the fleet did not reserve; a start paced while Redis was away, negative if still to
+        come) in the slot's pace. Raises FleetUnavailable."""
         await self.link.call(
-            self._mark, keys=self._keys(slot)[:2], args=[_micro(interval), _micro(unknown), _micro(ago)]
+            self._mark, keys=self._keys(slot)[:2], args=[_micro(interval), _micro(unknown), int(ago * 1_000_000)]
         )
 
     async def pause(self, slot: str, interval: float, seconds: float) -> None:

@@ -136,7 +136,9 @@ class RedisRobotsStorage(RobotsStorage):
         if not self.pacing:
             return None
         pacer = RedisPacer(self.link, self.prefix, uuid.uuid4().hex)
-        return FleetPacer(pacer, self._inc, self.pacing_margin, self.pacing_outage)
+        fleet = FleetPacer(pacer, self._inc, self.pacing_margin, self.pacing_outage)
+        self.write_back.before_share = fleet.write_unmarked
+        return fleet
 
     async def close(self) -> None:
         self.write_back.stop()

@@ -30,7 +30,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
@@ -90,6 +90,9 @@ class RecordsWriteBack:
         #: Sites whose entry could not be shared when saved (Redis away): shared at the next check.
         self._unshared: dict[str, None] = {}
         self._watch: asyncio.Task[None] | None = None
+        #: Called before records are shared (the fleet's pacer writes the starts Redis
+        #: missed meanwhile first: whoever waited for a record reserves after them).
+        self.before_share: Callable[[], Awaitable[None]] | None = None
 
     def start(self) -> None:
         """Start watching, once, on the running asyncio loop (Scrapy's reactor's)."""
@@ -112,6 +115,8 @@ class RecordsWriteBack:
             return
         sites = list(self._unshared)
         try:
+            if self.before_share is not None:
+                await self.before_share()
             _, written = await self._write_back(sites)
         except FleetUnavailable:
             return
@@ -152,6 +157,8 @@ class RecordsWriteBack:
         else:
             self.epochs.update(found)
             return
+        if self.before_share is not None:
+            await self.before_share()
         held, written = await self._write_back(unshared)
         for site in unshared or ():
             self._unshared.pop(site, None)
