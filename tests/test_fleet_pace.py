@@ -311,3 +311,57 @@ async def test_starts_the_fleet_could_not_hear_are_written_before_the_records_ar
         # The margin (0.05 s) is not asked of the gap: the holder's last start counts as
         # written (its clock), the waiter's as reserved; 10 ms for the loop's own steps.
         assert waiter_start - holder_start >= delay - 0.01, (site, holder_start, waiter_start)
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_rejoin_turns_end_once_every_crawler_of_the_shard_reserved_again(redis):
+    # #49: after an outage each crawler kept to its own turns (one in N) for REJOIN = 30 s,
+    # in case another crawler still paced without Redis. Once every live crawler of the
+    # slot's shard has reserved in Redis since this one came back, none does: the turns
+    # end, and a crawler's own requests go at the slot's full rate. Real Redis, stopped and
+    # started again; two crawlers' pacers as the crawl builds them. Two outages.
+    import asyncio
+
+    from scrapy.utils.defer import deferred_from_coro
+
+    from scrapy_robots.fleet import RedisLink
+    from scrapy_robots.fleet.storage import RedisRobotsStorage
+
+    delay, slot = 0.2, "shared.example"
+    interval = delay + MARGIN
+
+    async def back(pacer) -> float:
+        deadline = time.monotonic() + 10
+        while True:
+            asked = time.monotonic()
+            wait = await pacer.reserve(slot, delay)
+            if wait is not None:
+                return asked + wait
+            assert time.monotonic() < deadline, "Redis did not answer again"
+            await asyncio.sleep(0.1)
+
+    async def scenario() -> list[tuple[float, float, bool]]:
+        storages = [RedisRobotsStorage(RedisLink(redis.url, 0.5), "scrapy-robots-test") for _ in range(2)]
+        a, b = (storage.pacer() for storage in storages)
+        found = []
+        try:
+            for pacer in (a, b, a, b):  # both seen in the slot's shard
+                await back(pacer)
+            for _ in range(2):
+                redis.stop()
+                assert await a.reserve(slot, delay) is None and await b.reserve(slot, delay) is None
+                redis.start()
+                await back(a)  # a first (its turns), then b: both reserved since a came back
+                await back(b)
+                first, second = await back(a), await back(a)
+                found.append((round(first, 3), round(second, 3), bool(a.turns)))
+                await asyncio.sleep(2 * interval)
+        finally:
+            for storage in storages:
+                await storage.link.close()
+        return found
+
+    for first, second, turns_left in await deferred_from_coro(scenario()):
+        # One interval apart (10 ms for the loop's own steps), not a's turns' two.
+        assert second - first <= interval + 0.01, (first, second, turns_left)
+        assert not turns_left
