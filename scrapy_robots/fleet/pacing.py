@@ -133,10 +133,6 @@ class FleetPacer:
         #: This crawler's turns per pace shard during an outage and for REJOIN seconds after it ("spread").
         self.turns: dict[int, Turns] = {}
         self.turns_until = 0.0
-        #: pace shard -> Redis's time (since its epoch) of this crawler's first reservation
-        #: there after the outage: once every live crawler of the shard reserved after it,
-        #: none paces it without Redis, and its turns end there (#49)
-        self.rejoined: dict[int, tuple[int, float]] = {}
         self._reset_said = -math.inf
         #: slot -> (the last start of it this crawler made that the fleet's pace does not
         #: know, on our clock; its interval): a robots.txt fetch whose start could not be
@@ -178,8 +174,6 @@ class FleetPacer:
                 not_before = turns.next(now + not_before, step) - now
             reservation = await self.redis.reserve(slot, interval, not_before, self.crawlers(slot) * step, raised)
             self._learn(shard, reservation)
-            if turns is not None and self._all_back(shard, reservation):
-                break
             # A start up to the margin into this crawler's turn is still on it: the next
             # turn, another crawler's, comes an interval (delay + margin) after the turn's
             # beginning, at least the delay after this start. The crawlers' estimates of
@@ -191,22 +185,6 @@ class FleetPacer:
                 break
             not_before = reservation.wait  # another crawler holds that turn: the next one
         return reservation.wait
-
-    def _all_back(self, shard: int, reservation: Reservation) -> bool:
-        """Rejoining: have all the shard's live crawlers reserved in Redis since this one
-        did first after the outage? Then none of them paces the shard's slots on its outage
-        turns (the starts it made on them written before its reservation, as unmarked
-        ones), and this crawler leaves its own turns there: the full rate at once, not after
-        REJOIN seconds (a slot reserved by one crawler only would get one turn in N). On
-        Redis's clock: the heartbeats and the first reservation are read there."""
-        epoch, first = self.rejoined.setdefault(shard, (reservation.epoch, reservation.fleet_time))
-        if epoch != reservation.epoch:  # the shard's clock counts from a new epoch: from here
-            self.rejoined[shard] = (reservation.epoch, reservation.fleet_time)
-            return False
-        if reservation.fleet_time - reservation.quiet <= first:
-            return False
-        self.turns.pop(shard, None)
-        return True
 
     def _unmarked(self, slot: str, at: float, interval: float) -> None:
         """A start of ``slot`` at ``at`` (our clock) that the fleet's pace does not know."""
@@ -234,7 +212,6 @@ class FleetPacer:
             self.away_since = None
             if self.turns:
                 self.turns_until = self.clock() + REJOIN
-                self.rejoined.clear()
             logger.info("The fleet's pace resumes: each slot's turns are reserved in Redis again")
         known = self.shards.get(shard)
         # A new epoch is a new pace state: the shard's keys were lost (a FLUSHALL, or their

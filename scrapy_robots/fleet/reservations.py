@@ -84,8 +84,7 @@ end
 # ARGV[3]: the least wait this crawler needs (microseconds, relative: no clock is compared)
 # ARGV[4]: this crawler's id, for the shard's heartbeats (KEYS[3], a sorted set)
 # Returns {microseconds to wait, live crawlers of the shard, this crawler's rank among them,
-#          Redis time since the epoch (microseconds), 1 if the slot's state was missing, the epoch,
-#          microseconds since the live crawler heard from least recently reserved in the shard}
+#          Redis time since the epoch (microseconds), 1 if the slot's state was missing, the epoch}
 RESERVE = (
     _STATE
     + f"""
@@ -109,8 +108,7 @@ local rank = 0
 for i, id in ipairs(live) do
   if id == ARGV[4] then rank = i - 1 end
 end
-local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-return {{start - now, #live, rank, now - epoch, missing, epoch, now - tonumber(oldest[2] or now)}}
+return {{start - now, #live, rank, now - epoch, missing, epoch}}
 """
 )
 
@@ -187,8 +185,6 @@ class Reservation:
     fleet_time: float  #: Redis's clock, in seconds since the shard's epoch
     lost: bool  #: the slot's pace state was missing
     epoch: int = 0  #: the shard's epoch: another value than last time is a pace state lost
-    #: seconds since the live crawler of the shard heard from least recently reserved there
-    quiet: float = 0.0
 
 
 class RedisPacer:
@@ -221,14 +217,12 @@ class RedisPacer:
         least ``unknown`` seconds after the epoch if the slot's state is missing; ``raised``:
         this crawler's "slow down" interval, which spaces this start only (not kept). Raises
         :class:`~scrapy_robots.fleet.link.FleetUnavailable`."""
-        wait, crawlers, rank, fleet_time, lost, epoch, quiet = await self.link.call(
+        wait, crawlers, rank, fleet_time, lost, epoch = await self.link.call(
             self._script,
             keys=self._keys(slot),
             args=[_micro(interval), _micro(unknown), _micro(not_before), self.crawler_id, _micro(raised)],
         )
-        return Reservation(
-            int(wait) / 1e6, int(crawlers), int(rank), int(fleet_time) / 1e6, bool(lost), int(epoch), int(quiet) / 1e6
-        )
+        return Reservation(int(wait) / 1e6, int(crawlers), int(rank), int(fleet_time) / 1e6, bool(lost), int(epoch))
 
     async def mark_start(self, slot: str, interval: float, ago: float, unknown: float) -> None:
         """Count a request that started ``ago`` seconds ago (the robots.txt fetch, which
