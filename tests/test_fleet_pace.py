@@ -205,48 +205,6 @@ async def test_a_killed_crawler_loses_no_more_than_its_download_places(serve, re
         assert_polite(gaps_between(starts(site))[1:], 0.3, site.url)
 
 
-#: ROBOTSTXT_FLEET_PACING_MARGIN's default: every reserved interval is the delay plus this.
-MARGIN = 0.05
-
-
-@pytest.mark.slow
-@pytest_twisted.ensureDeferred
-async def test_after_an_outage_the_fleet_is_back_to_the_sites_full_rate_within_seconds(serve, redis):
-    # #49: after Redis came back (restarted empty), two crawlers that share a site at
-    # Crawl-delay 1 sent it one request every 3.15 s for 35 s, alternating: each one's
-    # turn of the rejoin missed by a few ms (the crawlers' estimates of Redis's clock
-    # differ), and the reservation went to its next turn, two intervals on. Twice: the
-    # second outage starts from the first one's rejoin.
-    delay, pages = 0.4, 60
-    sites = [serve(body(robots(delay))) for _ in range(2)]
-    urls = [f"{site.url}/p{i}" for i in range(pages) for site in sites]
-    handles = [start_crawler(share, redis.url, **OWN_QUEUE, **FEW) for share in dealt(urls, 2)]
-    backs = []
-    for after in (6, 24):
-        while min(len(site.page_hits()) for site in sites) < after:
-            await sleep(0.05)
-        redis.stop()
-        await sleep(2)
-        redis.start()
-        backs.append(time.monotonic())
-        # Measured from 3 s after the restart (the crawlers find Redis again at their next
-        # try, within a second or two) for 5 s.
-        await sleep(8)
-    results = await finished(handles)
-    assert sum(len(r["downloaded"]) for r in results) == 2 * pages
-    figures = {}
-    for n, back in enumerate(backs):
-        for site in sites:
-            gaps = gaps_between(starts(site), back + 3, back + 8)
-            figures[f"after outage {n + 1}, {site.url}"] = [round(g, 2) for g in gaps]
-            assert_polite(gaps, delay, f"after outage {n + 1}, {site.url}")
-            # The site's full rate: one start per interval (delay + margin). The median
-            # allows half an interval more for a loaded machine (2 cores, 6 test workers);
-            # turns missed by a hair gave three intervals.
-            assert sorted(gaps)[len(gaps) // 2] <= 1.5 * (delay + MARGIN), figures
-    print("gaps after each outage:", figures)
-
-
 @pytest_twisted.ensureDeferred
 async def test_starts_the_fleet_could_not_hear_are_written_before_the_records_are_shared(redis):
     # #49, the Sentinel failover: a crawler's robots.txt fetch ended while Redis was away
