@@ -14,6 +14,7 @@ import pytest
 import pytest_twisted
 from crawling import RecordingSpider, crawl, stat
 from scrapy import Request
+from scrapy.core import downloader as scrapy_downloader
 from servers import RateLimited, SiteServer, body, body_later
 
 # Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
@@ -332,6 +333,8 @@ async def test_no_request_goes_inside_the_window_asked_even_in_its_first_second(
 
 
 @pytest.mark.xfail(
+    # Scrapy 2.13's slot starts each download at once (a Deferred): the limit holds there.
+    hasattr(scrapy_downloader, "_schedule_coro"),
     strict=True,
     reason="issue #49: the requests that waited for robots.txt are released in one tick, and Scrapy 2.19's"
     " slot (asyncio: each download a task that starts later) counts none of them as transferring until"
