@@ -172,6 +172,32 @@ async def test_ctrl_c_with_jobdir_then_resume_fetches_every_allowed_page_once(se
     await resume_healthy(urls, tmp_path, settings, sites, slow + down)
 
 
+def job_settings(tmp_path) -> dict:
+    """A crawl with a JOBDIR whose 503 sites are tried again every few seconds (their
+    requests wait through every failure; a resume waits for their next attempt, not 30 s)."""
+    return {
+        **SETTINGS,
+        "DOWNLOADER_MIDDLEWARES": OURS,
+        "JOBDIR": str(tmp_path / "job"),
+        "ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 2,
+        "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY": 4,
+        "ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 20,
+    }
+
+
+async def run_asking(urls, tmp_path, settings, slow, started: bytes, run: str):
+    """A crawl process started, once its log says ``started`` and it has asked each of the
+    ``slow`` sites for robots.txt again."""
+    asked = [site.robots_hits() for site in slow]
+    handle = run_spider(urls, tmp_path, **settings)
+    await until(
+        lambda: started in handle.output and all(site.robots_hits() > before for site, before in zip(slow, asked)),
+        30,
+        f"{run} to ask the hanging sites for robots.txt",
+    )
+    return handle
+
+
 @pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_three_ctrl_c_pauses_with_sites_still_failing_then_a_resume_fetches_every_allowed_page_once(
@@ -186,25 +212,9 @@ async def test_three_ctrl_c_pauses_with_sites_still_failing_then_a_resume_fetche
     waiting_urls = set(urls_of(slow + down))
     # The 503 sites are tried again every few seconds through the runs (their requests wait
     # through every failure), and the resume waits for their next attempt, not for 30 s.
-    settings = {
-        **SETTINGS,
-        "DOWNLOADER_MIDDLEWARES": OURS,
-        "JOBDIR": str(tmp_path / "job"),
-        "ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 2,
-        "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY": 4,
-        "ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 20,
-    }
+    settings = job_settings(tmp_path)
     for pause in range(3):
-        asked = [site.robots_hits() for site in slow]
-        handle = run_spider(urls, tmp_path, **settings)
-        await until(
-            lambda handle=handle, asked=asked: (
-                b"start requests yielded" in handle.output
-                and all(site.robots_hits() > before for site, before in zip(slow, asked))
-            ),
-            30,
-            f"run {pause + 1} to ask the hanging sites for robots.txt again",
-        )
+        handle = await run_asking(urls, tmp_path, settings, slow, b"start requests yielded", f"run {pause + 1}")
         await sleep(1.5)  # the queued requests reach the middleware and wait
         handle.signal("INT")
         run = await ended(handle, timeout=20)
@@ -258,25 +268,9 @@ async def test_ctrl_c_twice_with_jobdir_twice_then_resume_fetches_every_allowed_
     stuck.pages = hang()
     sites = healthy + slow + down + [stuck]
     urls = urls_of(sites)
-    settings = {
-        **SETTINGS,
-        "DOWNLOADER_MIDDLEWARES": OURS,
-        "JOBDIR": str(tmp_path / "job"),
-        "ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 2,
-        "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY": 4,
-        "ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 20,
-    }
+    settings = job_settings(tmp_path)
     for stop in range(2):
-        asked = [site.robots_hits() for site in slow]
-        handle = run_spider(urls, tmp_path, **settings)
-        await until(
-            lambda handle=handle, asked=asked: (
-                b"Spider opened" in handle.output
-                and all(site.robots_hits() > before for site, before in zip(slow, asked))
-            ),
-            30,
-            f"run {stop + 1} to ask the hanging sites for robots.txt",
-        )
+        handle = await run_asking(urls, tmp_path, settings, slow, b"Spider opened", f"run {stop + 1}")
         await sleep(1.0)  # the queued requests reach the middleware and wait
         handle.signal("INT")
         await sleep(gap)
