@@ -332,15 +332,6 @@ async def test_no_request_goes_inside_the_window_asked_even_in_its_first_second(
     assert stat(crawler, "robotstxt/backoff/paused") == 1
 
 
-@pytest.mark.xfail(
-    # Scrapy 2.13's slot starts each download at once (a Deferred): the limit holds there.
-    hasattr(scrapy_downloader, "_schedule_coro"),
-    strict=True,
-    reason="issue #49: the requests that waited for robots.txt are released in one tick, and Scrapy 2.19's"
-    " slot (asyncio: each download a task that starts later) counts none of them as transferring until"
-    " they start: all go at once, past CONCURRENT_REQUESTS_PER_DOMAIN (stock Scrapy reaches 16 here,"
-    " its CONCURRENT_REQUESTS: the same slot accounting)",
-)
 @pytest_twisted.ensureDeferred
 async def test_the_requests_that_waited_for_robots_txt_keep_the_site_s_concurrency(serve):
     # 60 start requests of one site wait for its robots.txt (0.3 s); each page is answered

@@ -7,6 +7,7 @@ Only ``slots.py`` installs them; together the two are the code that knows Scrapy
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 
@@ -60,6 +61,57 @@ def fleet_slot_class(slot_class: Any, floor: float) -> type:
         (slot_class,),
         {"__slots__": (), "floor": floor, "fleet": True, "download_delay": download_delay, "unfloored": slot_class},
     )
+
+
+class _StartingQueue(deque):  # type: ignore[type-arg]
+    """A slot's queue that remembers the requests it handed out until their download starts."""
+
+    def __init__(self, items: Any = ()) -> None:
+        super().__init__(items)
+        self.starting: set[Any] = set()
+
+    def popleft(self) -> Any:
+        item = super().popleft()
+        self.starting.add(item[0])
+        return item
+
+
+class _Transferring(set):  # type: ignore[type-arg]
+    """A slot's transfers, counting those its queue handed out and that have not started yet."""
+
+    def __init__(self, items: Any, starting: set[Any]) -> None:
+        super().__init__(items)
+        self.starting = starting
+
+    def add(self, request: Any) -> None:
+        self.starting.discard(request)
+        super().add(request)
+
+    def __len__(self) -> int:
+        return super().__len__() + len(self.starting)
+
+
+def count_starts(slot: Any) -> Any:
+    """Make ``slot`` count a request as transferring from the moment its queue hands it out.
+
+    Scrapy 2.16 on (asyncio) starts each download as a task: ``_process_queue`` pops requests
+    ``while slot.free_transfer_slots() > 0``, and a popped request joins ``transferring`` only
+    when its task runs, a turn later. Requests that reach a slot in one turn (those that
+    waited for the site's robots.txt, released together) would all leave at once, past
+    ``CONCURRENT_REQUESTS_PER_DOMAIN``. Counted from the pop, the limit holds. Scrapy's
+    ``Slot`` has ``__slots__``: its ``queue`` and ``transferring`` are replaced, their
+    contents kept. Returns ``slot``.
+    """
+    queue = getattr(slot, "queue", None)
+    if isinstance(queue, _StartingQueue) or not isinstance(queue, deque):
+        return slot
+    transferring = getattr(slot, "transferring", None)
+    if not isinstance(transferring, set):
+        return slot
+    counted = _StartingQueue(queue)
+    slot.queue = counted
+    slot.transferring = _Transferring(transferring, counted.starting)
+    return slot
 
 
 def least_delay(slot: Any) -> float:

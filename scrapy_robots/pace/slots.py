@@ -21,7 +21,7 @@ from scrapy.core.downloader import Downloader
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-from scrapy_robots.pace.slot_classes import fleet_slot_class, floored_slot_class
+from scrapy_robots.pace.slot_classes import count_starts, fleet_slot_class, floored_slot_class
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -357,7 +357,7 @@ class SlotPacer:
         if self._unsupported:  # warn_at_start_if_slots_missing said so
             return None
         slot = downloader.slots.get(downloader.get_slot_key(request))
-        return slot if slot is not None else self._new_slot(downloader, request)
+        return count_starts(slot if slot is not None else self._new_slot(downloader, request))
 
     def fleet_floor(self, request: Request, site: str, delay: float) -> tuple[str, float]:
         """The fleet paces ``request``'s slot: record ``site``'s ``delay`` among the slot's
@@ -426,8 +426,8 @@ class SlotPacer:
 
     def _new_slot(self, downloader: Any, request: Request) -> Any:
         if _GET_SLOT_NEEDS_SPIDER:
-            return downloader._get_slot(request, self.crawler.spider)[1]
-        return downloader._get_slot(request)[1]
+            return count_starts(downloader._get_slot(request, self.crawler.spider)[1])
+        return count_starts(downloader._get_slot(request)[1])
 
     def _set_class(self, slot: Any, floor: float, fleet: bool = False) -> None:
         cls = type(slot)
