@@ -258,7 +258,8 @@ class RobotsTxtMiddleware:
 
     def _spider_idle(self) -> None:
         if len(self.room) or self.room.flights:
-            # Requests parked outside Downloader.active still belong to this crawl.
+            # Requests waiting outside Downloader.active (for robots.txt, for their turn,
+            # the fleet's included) still belong to this crawl.
             raise DontCloseSpider
 
 

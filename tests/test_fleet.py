@@ -33,7 +33,7 @@ def assert_clean(results, expected_downloads: int):
         assert result["failed"] == {}, result["failed"]
         assert "Traceback" not in result["log"], result["log"][-3000:]
         assert "robotstxt/crawl_delay/error" not in result["stats"], result["stats"]
-    assert sum(len(r["downloaded"]) for r in results) == expected_downloads
+    assert sum(len(r["downloaded"]) for r in results) == expected_downloads, results[0]["log"][-6000:]
 
 
 @pytest_twisted.ensureDeferred

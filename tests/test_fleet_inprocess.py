@@ -4,10 +4,12 @@ fleet tests are in test_fleet.py)."""
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 import pytest_twisted
 from crawling import RecordingSpider, crawl, stat
+from scrapy import Request
 from servers import answer_later, body
 from twisted.internet.defer import Deferred, DeferredList
 
@@ -99,3 +101,74 @@ async def test_a_crawler_that_reads_a_site_from_the_fleet_says_so_once_per_site(
                 assert "HTTP 200 -> parse" in said[0] and "crawl-delay 0.3s" in said[0], said
                 assert "fetched by another crawler" in said[0], said
     assert from_fleet == 3
+
+
+class LaterSiteSpider(RecordingSpider):
+    """Crawls the paced site's pages; its first page hands out another site's pages, at a
+    lower priority (a site found later in a crawl)."""
+
+    later: list[str] = []
+
+    def parse(self, response):
+        super().parse(response)
+        if response.url.endswith("/p0"):
+            self.handed_out = time.monotonic()
+            for url in self.later:
+                yield Request(url, callback=self.parse, errback=self.errback, dont_filter=True, priority=-1)
+
+
+@pytest.mark.parametrize("max_waiting", [None, 2])
+@pytest_twisted.ensureDeferred
+async def test_fleet_paced_requests_wait_outside_the_downloader(serve, redis, max_waiting):
+    # Issue #49: a fleet-paced request waiting for its turn held one of CONCURRENT_REQUESTS
+    # (54 sat in `active` at 16), so a site handed out later waited in the scheduler until
+    # the paced site's requests had left it (7 to 25 s). It waits outside now, within
+    # ROBOTSTXT_MAX_WAITING (the head of each slot's line over it): the later site goes at
+    # once, and with a bound of 2 the paced site's requests beyond it go back to the
+    # scheduler, none lost, none twice, the pace kept.
+    paced = serve(body("User-agent: *\nCrawl-delay: 0.4\n"))
+    later = serve(body("User-agent: *\n"))
+    LaterSiteSpider.later = [f"{later.url}/q{i}" for i in range(3)]
+    settings = {**fleet_settings(redis), "CONCURRENT_REQUESTS": 4}
+    if max_waiting is not None:
+        settings["ROBOTSTXT_MAX_WAITING"] = max_waiting
+    most_active, most_waiting = [0], [0]
+
+    def look(crawler):
+        engine = getattr(crawler, "_engine", None)  # Crawler.engine raises before the crawl starts
+        downloader = getattr(engine, "downloader", None)
+        if downloader is not None:
+            from scrapy_robots import RobotsTxtMiddleware
+
+            most_active[0] = max(most_active[0], len(downloader.active))
+            for mw in downloader.middleware.middlewares:
+                if isinstance(mw, RobotsTxtMiddleware):
+                    most_waiting[0] = max(most_waiting[0], len(mw.room))
+
+    from scrapy.crawler import CrawlerRunner
+    from crawling import BASE_SETTINGS
+    from twisted.internet.task import LoopingCall
+
+    runner = CrawlerRunner({**BASE_SETTINGS, **settings})
+    crawler = runner.create_crawler(LaterSiteSpider)
+    watch = LoopingCall(look, crawler)
+    watch.start(0.05)
+    try:
+        await crawler.crawl(urls=[f"{paced.url}/p{i}" for i in range(12)])
+    finally:
+        watch.stop()
+    spider = crawler.spider
+    assert sorted(spider.downloaded) == sorted([f"{paced.url}/p{i}" for i in range(12)] + LaterSiteSpider.later)
+    assert sorted(paced.paths()) == sorted(["/robots.txt"] + [f"/p{i}" for i in range(12)])
+    first_later = min(hit.at for hit in later.page_hits())
+    assert first_later - spider.handed_out < 1.0, first_later - spider.handed_out
+    times = sorted(hit.at for hit in paced.page_hits())
+    assert min(b - a for a, b in zip(times, times[1:])) >= 0.4, times
+    if max_waiting is not None:
+        # (A request sent back beyond the bound pauses 0.5 s in its download place first.)
+        assert most_waiting[0] <= max_waiting + 1, most_waiting[0]
+        assert stat(crawler, "robotstxt/waiting/requeued") > 0
+    else:
+        # Nothing waits in the downloader for its turn: what is there is on the wire.
+        assert most_active[0] <= 2, most_active[0]
+        assert most_waiting[0] >= 5, most_waiting[0]

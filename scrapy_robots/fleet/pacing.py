@@ -15,9 +15,11 @@ A crawler lets one request per slot reserve at a time (the others wait in line b
 it, in this crawler), so it holds at most one reservation of a slot not yet started:
 when the pace state is lost (a FLUSHALL, Redis restarted empty) or cannot be had (Redis
 away), the reservations given before it all lie within a few delays, one per crawler.
-A request waiting for its turn keeps its place in the downloader's
-``CONCURRENT_REQUESTS``, as a request queued in a slot for its delay does in Scrapy: a
-crawler takes no more requests out of a shared queue than it can download.
+A request waiting for its turn waits outside the downloader's ``CONCURRENT_REQUESTS``,
+as one in the local pace's line does (:mod:`scrapy_robots.pace.lines`), counted in the
+waiting room's bound (``ROBOTSTXT_MAX_WAITING``): beyond it, a request goes back to the
+scheduler (a shared queue, with scrapy-redis), so a crawler takes at most that many
+requests out of a shared queue to wait for their turn.
 
 The Redis side (the keys, their shards, the scripts) is :mod:`scrapy_robots.fleet.reservations`;
 here is what a crawler does with it: :class:`FleetPacer`, the fleet's
@@ -39,7 +41,8 @@ from scrapy_robots.cache.storage import SharedPauses
 from scrapy_robots.fleet.link import FleetUnavailable
 from scrapy_robots.fleet.reservations import RedisPacer, Reservation
 from scrapy_robots.pace.pacing import PAUSED, SitePacing
-from scrapy_robots.pace.waiting import CrawlClosing
+from scrapy_robots.pace.slots import concurrency_released
+from scrapy_robots.pace.waiting import CrawlClosing, RoomFull
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -317,7 +320,7 @@ class SharedPacing(SitePacing):
     """The pace of a downloader slot shared with other crawlers (a storage's
     :class:`~scrapy_robots.cache.SitePacer`, the fleet's Redis reservations): each
     request waits for its turn in the shared pace, one request per slot at a time,
-    keeping its download place; while the shared pace cannot be had, the pacer says
+    outside the downloader's concurrency and within ``ROBOTSTXT_MAX_WAITING``; while the shared pace cannot be had, the pacer says
     when the request may start (``outage_wait``), or the local slot paces alone."""
 
     def __init__(self, crawler: Crawler, slots: SlotPacer, shared: SitePacer, room: WaitingRoom):
@@ -356,7 +359,16 @@ class SharedPacing(SitePacing):
         if floor <= 0:
             await self._local_turn(entry, request)
             return
-        with self.slots.holding_slot(request):
+        queued = self._lines.get(key)
+        if queued is not None and queued[1] and self.room.full():
+            # ROBOTSTXT_MAX_WAITING: back to the scheduler (the middleware's overflow). The
+            # head of each slot's line is let in over it, as a local slot's next start is:
+            # else a bound of 0 would keep every paced site from ever starting.
+            raise RoomFull
+        # It waits outside the downloader's CONCURRENT_REQUESTS, as a request in the local
+        # pace's line does (pace/lines.py): a site handed out meanwhile goes at once (#49:
+        # 54 fleet-paced requests had sat in `active` at CONCURRENT_REQUESTS 16).
+        with self.slots.holding_slot(request), concurrency_released(self.crawler, request):
             line = self._lines.setdefault(key, [asyncio.Lock(), 0])
             line[1] += 1
             try:

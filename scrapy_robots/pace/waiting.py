@@ -151,13 +151,16 @@ class WaitingRoom:
         #: requests that wait elsewhere and watch the close themselves (the fleet's turn,
         #: fleet/pacing.py), per site: counted in the close line, released by their waiter
         self.held: Counter[str] = Counter()
+        self._held_total = 0
         self._watch = LoopingCall(self._look_at_engine)
 
     def __len__(self) -> int:
-        return len(self._parked)
+        """Requests waiting outside the downloader: parked here, or held elsewhere."""
+        return len(self._parked) + self._held_total
 
     def full(self) -> bool:
-        return len(self._parked) >= self.max_waiting
+        """ROBOTSTXT_MAX_WAITING requests wait already."""
+        return len(self) >= self.max_waiting
 
     def waiting_for(self, site: str) -> int:
         return self.per_site[site]
@@ -242,9 +245,11 @@ class WaitingRoom:
         """A request of ``site`` waits outside the room meanwhile (its waiter raises
         :class:`CrawlClosing` when :meth:`closing_now` says so): the close line counts it."""
         self.held[site] += 1
+        self._held_total += 1
         try:
             yield
         finally:
+            self._held_total -= 1
             self.held[site] -= 1
             if not self.held[site]:
                 del self.held[site]
