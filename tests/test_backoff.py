@@ -14,7 +14,6 @@ import pytest
 import pytest_twisted
 from crawling import RecordingSpider, crawl, stat
 from scrapy import Request
-from scrapy.core import downloader as scrapy_downloader
 from servers import RateLimited, SiteServer, body, body_later
 
 # Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).

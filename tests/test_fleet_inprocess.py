@@ -145,8 +145,8 @@ async def test_fleet_paced_requests_wait_outside_the_downloader(serve, redis, ma
                 if isinstance(mw, RobotsTxtMiddleware):
                     most_waiting[0] = max(most_waiting[0], len(mw.room))
 
-    from scrapy.crawler import CrawlerRunner
     from crawling import BASE_SETTINGS
+    from scrapy.crawler import CrawlerRunner
     from twisted.internet.task import LoopingCall
 
     runner = CrawlerRunner({**BASE_SETTINGS, **settings})

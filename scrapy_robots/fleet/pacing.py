@@ -320,8 +320,9 @@ class SharedPacing(SitePacing):
     """The pace of a downloader slot shared with other crawlers (a storage's
     :class:`~scrapy_robots.cache.SitePacer`, the fleet's Redis reservations): each
     request waits for its turn in the shared pace, one request per slot at a time,
-    outside the downloader's concurrency and within ``ROBOTSTXT_MAX_WAITING``; while the shared pace cannot be had, the pacer says
-    when the request may start (``outage_wait``), or the local slot paces alone."""
+    outside the downloader's concurrency and within ``ROBOTSTXT_MAX_WAITING``; while the
+    shared pace cannot be had, the pacer says when the request may start
+    (``outage_wait``), or the local slot paces alone."""
 
     def __init__(self, crawler: Crawler, slots: SlotPacer, shared: SitePacer, room: WaitingRoom):
         super().__init__(crawler, slots, room)
