@@ -21,6 +21,7 @@ HOST: Final = "host"
 CLEAN_PARAM: Final = "clean-param"
 CONTENT_SIGNAL: Final = "content-signal"
 CONTENT_USAGE: Final = "content-usage"
+LICENSE: Final = "license"
 
 # Google strips ASCII whitespace only; str.strip() would also eat U+00A0 and
 # friends, which belong to the value.
@@ -42,6 +43,7 @@ _EXTENSIONS: Final = {
     "contentsignal": CONTENT_SIGNAL,
     "content-usage": CONTENT_USAGE,
     "contentusage": CONTENT_USAGE,
+    "license": LICENSE,
 }
 
 
@@ -54,8 +56,8 @@ def directive_of(key: str) -> str | None:
     ``disalow``, ``dissallow``, ``dissalow``, ``diasllow``, ``disallaw``,
     ``site-map``. The extension directives (``Crawl-delay``, ``Request-rate``,
     ``Visit-time``, ``Host``, ``Clean-param``, and the usage preferences
-    ``Content-Signal`` and ``Content-Usage``) must be spelt out, with a
-    hyphen, a space, an underscore or nothing between their words.
+    ``Content-Signal`` and ``Content-Usage``, and RSL's ``License``) must be spelt
+    out, with a hyphen, a space, an underscore or nothing between their words.
     """
     lowered = key.lower()
     if lowered.startswith(("user-agent", "useragent", "user agent")):
@@ -115,6 +117,9 @@ class RobotsTxtHandler:
     def handle_content_usage(self, line: int, value: str) -> None:
         """A ``Content-Usage`` line (IETF AI Preferences: ``[path] train-ai=n``)."""
 
+    def handle_license(self, line: int, value: str) -> None:
+        """A ``License`` line (RSL 1.0: the absolute URL of an RSL document)."""
+
     def handle_unknown(self, line: int, key: str, value: str) -> None:
         """A ``key: value`` line whose key names no directive."""
 
@@ -152,6 +157,7 @@ def parse_robotstxt(text: str, handler: RobotsTxtHandler) -> None:
         CLEAN_PARAM: handler.handle_clean_param,
         CONTENT_SIGNAL: handler.handle_content_signal,
         CONTENT_USAGE: handler.handle_content_usage,
+        LICENSE: handler.handle_license,
     }
     # Keys repeat ("Disallow", "Disallow" ...): classify each spelling once per
     # file, keyed by the raw text before the colon so that the common line costs

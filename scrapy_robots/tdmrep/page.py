@@ -12,11 +12,11 @@ first is kept (a URL may hold a comma, so the value is never split).
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Final
 
 from scrapy_robots.tdmrep.answer import HEADER, META, UNSET, Answer
+from scrapy_robots.utils.headers import header_values
 from scrapy_robots.utils.html_head import head_meta_tags, meta_name
 
 RESERVATION: Final = "tdm-reservation"
@@ -30,8 +30,8 @@ def header_reservation(headers: Any) -> Answer:
     ``headers``: Scrapy's ``Headers`` (anything with ``getlist(name)``), or a mapping of
     field names (any case) to a value or a list of values, ``str`` or ``bytes``.
     """
-    reservations = _field(headers, RESERVATION)
-    policies = _field(headers, POLICY)
+    reservations = header_values(headers, RESERVATION)
+    policies = header_values(headers, POLICY)
     members = [member for value in reservations for member in value.split(",")]
     return _answer(members, policies, HEADER, "header {name}: {value}")
 
@@ -87,21 +87,3 @@ def _answer(reservations: list[str], policies: list[str], source: str, spelling:
         policy_reason=spelling.format(name=POLICY, value=policy) if policy is not None else None,
         problems=tuple(problems),
     )
-
-
-def _field(headers: Any, name: str) -> list[str]:
-    if hasattr(headers, "getlist"):
-        values: Iterable[Any] = headers.getlist(name)
-    elif isinstance(headers, Mapping):
-        found = next((value for key, value in headers.items() if _text(key).lower() == name), None)
-        if found is None:
-            return []
-        values = found if isinstance(found, (list, tuple)) else [found]
-    else:
-        raise TypeError(f"headers must be a mapping or have getlist(), not {type(headers).__name__}")
-    return [_text(value) for value in values]
-
-
-def _text(value: str | bytes) -> str:
-    # Header values are ISO-8859-1 on the wire (RFC 9110 5.5); a URL in one is ASCII.
-    return value.decode("latin-1") if isinstance(value, bytes) else value

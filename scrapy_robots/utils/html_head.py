@@ -1,6 +1,6 @@
-"""The ``<meta>`` tags of a document's head, read from its bytes with regular expressions,
-no DOM: what the page directives (:mod:`scrapy_robots.directives.head`) and TDMRep
-(:mod:`scrapy_robots.tdmrep.page`) read from a page.
+"""The ``<meta>`` and ``<link>`` tags of a document's head, read from its bytes with regular
+expressions, no DOM: what the page directives (:mod:`scrapy_robots.directives.head`), TDMRep
+(:mod:`scrapy_robots.tdmrep.page`) and RSL (:mod:`scrapy_robots.rsl.discovery`) read from a page.
 
 The scan stops at ``</head>`` or ``<body``, and reads at most ``HEAD_BYTES`` bytes: these
 tags belong in the head (HTML: "metadata content"), and a page whose head is larger than
@@ -21,19 +21,29 @@ _EVENT: Final = re.compile(rb"<!--|<script\b|</head\s*>|<body[\s>]", re.I)
 _COMMENT_END: Final = re.compile(rb"-->")
 _SCRIPT_END: Final = re.compile(rb"</script\s*>", re.I)
 _META: Final = re.compile(rb"<meta\s([^>]*)>", re.I)
+_LINK: Final = re.compile(rb"<link\s([^>]*)>", re.I)
 _ATTRIBUTE: Final = re.compile(rb"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""")
 
 
 def head_meta_tags(body: bytes) -> list[dict[bytes, bytes]]:
     """The attributes of each ``<meta>`` tag of the head, in document order: names lower
     case, values as written (``b""`` for an empty one)."""
+    return _tags(_META, body)
+
+
+def head_link_tags(body: bytes) -> list[dict[bytes, bytes]]:
+    """The attributes of each ``<link>`` tag of the head, as :func:`head_meta_tags`."""
+    return _tags(_LINK, body)
+
+
+def _tags(tag_pattern: re.Pattern[bytes], body: bytes) -> list[dict[bytes, bytes]]:
     head = _head(body)
     return [
         {
             match.group(1).lower(): (match.group(2) or match.group(3) or match.group(4) or b"")
             for match in _ATTRIBUTE.finditer(tag.group(1))
         }
-        for tag in _META.finditer(head)
+        for tag in tag_pattern.finditer(head)
     ]
 
 
