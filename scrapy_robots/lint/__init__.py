@@ -64,6 +64,8 @@ BAD_PREFERENCE: Final = "bad-preference"
 UNKNOWN_PREFERENCE: Final = "unknown-preference"
 MISSING_COLON: Final = "missing-colon"
 LEGACY_CHARSET: Final = "legacy-charset"
+RELATIVE_LICENSE: Final = "relative-license"
+SEVERAL_LICENSES: Final = "several-licenses"
 
 # What "did you mean" compares an unknown key with, as people write them.
 _DIRECTIVE_SPELLINGS: Final = {
@@ -78,6 +80,7 @@ _DIRECTIVE_SPELLINGS: Final = {
     "clean-param": "Clean-param",
     "content-signal": "Content-Signal",
     "content-usage": "Content-Usage",
+    "license": "License",
 }
 _GOOGLE_READS: Final = frozenset({"User-agent", "Allow", "Disallow", "Sitemap"})
 # A directive with no colon ("Disallow /x"), as the backends read it (checked against
@@ -130,6 +133,8 @@ class RobotsTxtLinter(GroupBuilder):
         self._garbled: set[int] = set()
         #: ``{line: (directive, value)}`` of the Allow and Disallow lines.
         self.rule_lines: dict[int, tuple[str, str]] = {}
+        #: The first ``License`` line of each scope (RSL 1.0 4.4: global, or a group's).
+        self._first_license: dict[int | None, int] = {}
 
     def _add(self, line: int, code: str, message: str) -> None:
         self.findings.append(Finding(line, code, message))
@@ -262,6 +267,26 @@ class RobotsTxtLinter(GroupBuilder):
             else:
                 self._check_names(line, "Content-Usage", parse_sf_dictionary(prefs) or {}, USAGE_LABELS, "y/n")
         super().handle_content_usage(line, value)
+
+    def handle_license(self, line: int, value: str) -> None:
+        self._spelling(line, "License")
+        if not value.lower().startswith(("http://", "https://")) and line not in self._garbled:
+            self._add(
+                line,
+                RELATIVE_LICENSE,
+                f"License: {value} is not an absolute http(s) URL: RSL 1.0 requires one (scheme and host)",
+            )
+        scope = id(self._group) if self._group is not None else None
+        first = self._first_license.setdefault(scope, line)
+        if first != line:
+            whose = "this group's crawlers" if scope is not None else "every crawler (before any User-agent)"
+            self._add(
+                line,
+                SEVERAL_LICENSES,
+                f"a second License line for {whose} (the first is line {first}): RSL crawlers must read and "
+                "combine both, many read only the first; state the terms in one RSL document",
+            )
+        super().handle_license(line, value)
 
     def _check_names(
         self, line: int, directive: str, parsed: dict[str, object], known: frozenset[str], values: str
