@@ -58,7 +58,9 @@ def rsl(*contents: str) -> bytes:
 
 def content(url: str, *licenses: str, server: str = "") -> str:
     attributes = f' server="{server}"' if server else ""
-    return f'<content url="{url}"{attributes}>' + "".join(f"<license>{body}</license>" for body in licenses) + "</content>"
+    return (
+        f'<content url="{url}"{attributes}>' + "".join(f"<license>{body}</license>" for body in licenses) + "</content>"
+    )
 
 
 # -- the spec's examples -------------------------------------------------------------
@@ -326,14 +328,20 @@ def test_content_patterns(pattern, matches, next_to_it):
 
 
 def test_the_most_specific_content_wins_whatever_the_order():
-    narrow_last = [content("/", '<permits type="usage">all</permits>'), content("/a/b/", '<prohibits type="usage">all</prohibits>')]
+    narrow_last = [
+        content("/", '<permits type="usage">all</permits>'),
+        content("/a/b/", '<prohibits type="usage">all</prohibits>'),
+    ]
     for contents in (narrow_last, narrow_last[::-1]):
         doc = parse_rsl(rsl(*contents))
         assert evaluate(doc, "/a/b/c", "search").verdict == NOT_LICENSED
         assert evaluate(doc, "/a/bc", "search").verdict == LICENSED
     # "$" and "*" rank by length, as robots.txt rules do.
     doc = parse_rsl(
-        rsl(content("/*.html", '<prohibits type="usage">all</prohibits>'), content("/a/", '<permits type="usage">all</permits>'))
+        rsl(
+            content("/*.html", '<prohibits type="usage">all</prohibits>'),
+            content("/a/", '<permits type="usage">all</permits>'),
+        )
     )
     assert evaluate(doc, "/a/x.html", "search").verdict == NOT_LICENSED  # "/*.html" is longer than "/a/"
     assert evaluate(doc, "/a/x.htm", "search").verdict == LICENSED
@@ -417,7 +425,9 @@ def test_encodings_namespaces_and_lenient_readings():
     assert evaluate(parse_rsl(utf16), "/x", "ai-train").verdict == NOT_LICENSED
     assert parse_rsl(b"\xef\xbb\xbf" + body).ok
     # No namespace: read, and said; prefixed: read.
-    bare = parse_rsl(b'<rsl><content url="/"><license><prohibits type="usage">all</prohibits></license></content></rsl>')
+    bare = parse_rsl(
+        b'<rsl><content url="/"><license><prohibits type="usage">all</prohibits></license></content></rsl>'
+    )
     assert bare.warnings == ('<rsl> without xmlns="https://rslstandard.org/rsl": read as RSL',)
     assert evaluate(bare, "/x", "search").verdict == NOT_LICENSED
     prefixed = parse_rsl(
@@ -465,7 +475,7 @@ def test_the_link_header():
         '<https://creativecommons.org/licenses/by/4.0/>; rel="license", '
         '<https://example.com/license.xml>; rel="license"; type="application/rsl+xml", '
         '</rel.xml>; type="application/rsl+xml"; rel="alternate LICENSE", '
-        '<https://example.com/style.css>; rel=stylesheet'
+        "<https://example.com/style.css>; rel=stylesheet"
     )
     for headers in (Headers({"Link": value}), {"link": [value.encode()]}):
         links = header_licenses(headers, base="https://example.com/page")
@@ -473,12 +483,17 @@ def test_the_link_header():
             ("https://example.com/license.xml", LINK_HEADER),
             ("https://example.com/rel.xml", LINK_HEADER),
         ]
-    assert header_licenses({"Link": value}) [1:] == ()  # no base: the relative one is dropped
+    assert header_licenses({"Link": value})[1:] == ()  # no base: the relative one is dropped
     two_fields = Headers()
     two_fields.appendlist("Link", '<https://a.example/1.xml>; rel=license; type="application/rsl+xml"')
     two_fields.appendlist("Link", '<https://a.example/2.xml>; rel="license"; type=application/rsl+xml')
     assert [link.url for link in header_licenses(two_fields)] == ["https://a.example/1.xml", "https://a.example/2.xml"]
-    for garbled in ("", "not a link", "<unterminated; rel=license", '<https://x>; rel="license; type=application/rsl+xml'):
+    for garbled in (
+        "",
+        "not a link",
+        "<unterminated; rel=license",
+        '<https://x>; rel="license; type=application/rsl+xml',
+    ):
         assert header_licenses({"Link": garbled}) == ()
     assert header_licenses({}) == ()
 
@@ -531,11 +546,16 @@ def test_lint_knows_the_license_line():
 
 def test_rsl_is_pure_and_low():
     # rsl/ sits with tdmrep/ and usage/: no Scrapy, nothing from the crawl's folders.
-    allowed = ("scrapy_robots.rsl", "scrapy_robots.rfc9309", "scrapy_robots.usage", "scrapy_robots.utils", "scrapy_robots.decoding")
+    allowed = tuple(f"scrapy_robots.{name}" for name in ("rsl", "rfc9309", "usage", "utils", "decoding"))
     folder = Path(__file__).parent.parent / "scrapy_robots" / "rsl"
     for path in folder.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in getattr(node, "names", [])] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
             for name in names:
                 assert not name.startswith("scrapy."), (path.name, name)
                 if name.startswith("scrapy_robots"):

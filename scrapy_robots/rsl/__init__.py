@@ -4,7 +4,7 @@ prohibits, or sells. Pure: no Scrapy import. Issue #50; the crawl does not obey 
 - ``document.py``: an RSL document (``license.xml``) parsed defensively into a frozen
   model, :func:`parse_rsl` (XML by expat, ``DOCTYPE`` refused; 500 KiB at most);
 - ``answer.py``: what a document says of a URL for a usage token (:func:`evaluate`) or a
-  declared purpose (:func:`purpose_answer`, the table :data:`PURPOSE_TOKENS`);
+  declared purpose (:func:`purpose_answer`, the table ``PURPOSE_TOKENS``);
 - ``discovery.py``: where a site points to its document, ``License:`` lines of robots.txt
   (:func:`robotstxt_licenses`), the ``Link`` header (:func:`header_licenses`), the page's
   ``<link>`` element (:func:`page_licenses`).

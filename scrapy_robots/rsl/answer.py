@@ -42,7 +42,7 @@ UNSTATED: Final = "unstated"
 #: The verdicts from the least to the most restrictive.
 _RESTRICTION: Final = {UNSTATED: 0, LICENSED: 1, LICENSE_REQUIRED: 2, NOT_LICENSED: 3}
 
-#: The package's declared purposes (:data:`scrapy_robots.usage.PURPOSES`) as RSL usage
+#: The package's declared purposes (``scrapy_robots.usage.PURPOSES``) as RSL usage
 #: tokens: a purpose is licensed only if every token it maps to is. ``ai-use`` (vocab-08:
 #: using content in an AI system) is RSL's ``ai-input`` (answers, grounding) and
 #: ``ai-index`` (the AI system's retrieval store), which such a use builds.
@@ -58,8 +58,8 @@ PURPOSE_TOKENS: Final = {
 class RslAnswer:
     """What a document says of one URL for one ``token`` (or purpose).
 
-    ``verdict``: :data:`LICENSED`, :data:`NOT_LICENSED`, :data:`LICENSE_REQUIRED` (a
-    license server's token or a payment first), :data:`UNSTATED` (no content matches, no
+    ``verdict``: ``LICENSED``, ``NOT_LICENSED``, ``LICENSE_REQUIRED`` (a
+    license server's token or a payment first), ``UNSTATED`` (no content matches, no
     usable document). ``content``: the deciding ``<content>``'s index (1-based);
     ``reason``: one sentence naming it and its element; ``server``: the RSL License Server
     whose token the URL needs, even when not licensed; ``payment``: the deciding license's;
@@ -129,7 +129,7 @@ def evaluate(document: RslDocument, url: str, token: str) -> RslAnswer:
 def purpose_answer(document: RslDocument, url: str, purpose: str) -> RslAnswer:
     """What ``document`` says of ``url`` for a declared purpose (a name
     ``ROBOTSTXT_USAGE`` accepts): the most restrictive of its tokens' answers
-    (:data:`PURPOSE_TOKENS`)."""
+    (``PURPOSE_TOKENS``)."""
     purpose = canonical_purpose(purpose)
     answers = [evaluate(document, url, token) for token in PURPOSE_TOKENS[purpose]]
     # Unstated only if every token is; else the most restrictive stated one.
@@ -156,7 +156,9 @@ def _license_verdict(license: License, token: str) -> tuple[str, str]:
     if not permitted:
         assert permits is not None
         return NOT_LICENSED, f'<permits type="usage">{" ".join(sorted(permits))}</permits> does not list it'
-    why = f'<permits type="usage">{" ".join(sorted(permits))}</permits>' if permits is not None else "no usage restricted"
+    why = (
+        f'<permits type="usage">{" ".join(sorted(permits))}</permits>' if permits is not None else "no usage restricted"
+    )
     if license.payment is not None and not license.payment.free:
         return LICENSE_REQUIRED, f"{why}, against {license.payment}"
     return LICENSED, why

@@ -45,14 +45,16 @@ PAGE: Final = "page"
 _ABSOLUTE: Final = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # One link-value of a Link field (RFC 8288 3): "<target>" then ";"-separated parameters,
 # a value a token or a quoted string.
-_LINK_VALUE: Final = re.compile(r'\s*<([^>]*)>((?:\s*;\s*[^;,=\s]+(?:\s*=\s*(?:"(?:[^"\\]|\\.)*"|[^;,\s]*))?)*)\s*(?:,|$)')
+_LINK_VALUE: Final = re.compile(
+    r'\s*<([^>]*)>((?:\s*;\s*[^;,=\s]+(?:\s*=\s*(?:"(?:[^"\\]|\\.)*"|[^;,\s]*))?)*)\s*(?:,|$)'
+)
 _PARAMETER: Final = re.compile(r';\s*([^;,=\s]+)(?:\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;,\s]*)))?')
 
 
 @dataclass(frozen=True)
 class LicenseLink:
     """One pointer to an RSL document: its absolute ``url``, where it was found
-    (``source``: :data:`ROBOTSTXT`, :data:`LINK_HEADER`, :data:`PAGE`), the robots.txt
+    (``source``: ``ROBOTSTXT``, ``LINK_HEADER``, ``PAGE``), the robots.txt
     ``line`` (else ``None``), the ``text`` as written, and a ``note`` when it was read
     leniently."""
 
@@ -100,13 +102,13 @@ def robotstxt_licenses(body: bytes | str, user_agent: str = "*", base: str | Non
 
 def header_licenses(headers: Any, base: str | None = None) -> tuple[LicenseLink, ...]:
     """The RSL documents a response's ``Link`` header fields point to; ``headers`` as
-    :func:`scrapy_robots.utils.headers.header_values` takes them, ``base`` the response's URL."""
+    ``scrapy_robots.utils.headers.header_values`` takes them, ``base`` the response's URL."""
     found = []
     for value in header_values(headers, "link"):
         for target, parameters in _link_values(value):
             rels = parameters.get("rel", "").lower().split()
             if "license" in rels and parameters.get("type", "").strip().lower() == MEDIA_TYPE:
-                link = _link(target, LINK_HEADER, f"Link: <{target}>; rel=\"{parameters['rel']}\"", base)
+                link = _link(target, LINK_HEADER, f'Link: <{target}>; rel="{parameters["rel"]}"', base)
                 if link is not None:
                     found.append(link)
     return tuple(found)

@@ -10,7 +10,7 @@ usable document is in ``warnings`` and each element's ``problems``.
 XML is parsed by the standard library's expat, driven here with the ``DOCTYPE`` refused:
 defusedxml is not a dependency of the package, and a license file needs no document type,
 so a document that declares one (the carrier of entity expansion, "billion laughs", and of
-external entities) is :data:`DOCTYPE` and not read at all.
+external entities) is ``DOCTYPE`` and not read at all.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ NAMESPACE: Final = "https://rslstandard.org/rsl"
 #: The media type of an RSL document.
 MEDIA_TYPE: Final = "application/rsl+xml"
 #: The bytes of a document parsed at most: robots.txt's floor (RFC 9309 2.5), as for
-#: ``tdmrep.json``. A longer document is :data:`TOO_LARGE`, not parsed (XML cut short is
+#: ``tdmrep.json``. A longer document is ``TOO_LARGE``, not parsed (XML cut short is
 #: no XML).
 MAX_BYTES: Final = 500 * 1024
 
@@ -74,8 +74,8 @@ _ORIGIN: Final = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):(//[^/?#]*)?")
 
 @dataclass(frozen=True)
 class RslError:
-    """Why a document cannot be used: ``kind`` is one of :data:`TOO_LARGE`,
-    :data:`NOT_XML`, :data:`DOCTYPE`, :data:`NOT_RSL`, :data:`HTML_PAGE`, :data:`EMPTY`;
+    """Why a document cannot be used: ``kind`` is one of ``TOO_LARGE``,
+    ``NOT_XML``, ``DOCTYPE``, ``NOT_RSL``, ``HTML_PAGE``, ``EMPTY``;
     ``message`` says what was found and what the document should be."""
 
     kind: str
@@ -181,7 +181,7 @@ def parse_rsl(body: bytes, max_bytes: int = MAX_BYTES) -> RslDocument:
     namespace is read, and said, rather than dropped with its prohibitions.
     """
     if not body.strip():
-        return _unusable(EMPTY, "an empty body; an RSL document is <rsl xmlns=\"https://rslstandard.org/rsl\">...")
+        return _unusable(EMPTY, 'an empty body; an RSL document is <rsl xmlns="https://rslstandard.org/rsl">...')
     if starts_as_html(body):
         return _unusable(HTML_PAGE, "an HTML page, not an RSL document: no license is stated there")
     if len(body) > max_bytes:
@@ -202,7 +202,7 @@ def parse_rsl(body: bytes, max_bytes: int = MAX_BYTES) -> RslDocument:
         namespace = f"{{{NAMESPACE}}}"
     else:
         found = root.tag.replace("{", "").replace("}", " ")
-        return _unusable(NOT_RSL, f"the root element is <{found}>, not <rsl xmlns=\"{NAMESPACE}\">")
+        return _unusable(NOT_RSL, f'the root element is <{found}>, not <rsl xmlns="{NAMESPACE}">')
     max_age = _max_age(root.get("max-age"), warnings)
     contents: list[Content] = []
     for child in root:
