@@ -140,6 +140,12 @@ async def test_redis_outage_the_fleet_keeps_its_pace(serve, redis):
             times = starts(site)
             assert_polite(gaps_between(times, began, ended), delay, f"outage {n + 1}, {site.url}")
             assert_polite(gaps_between(times, ended, ended + 3), delay, f"after outage {n + 1}, {site.url}")
+    # Back at the full rate within a few seconds (#49: one start every 3 intervals for 35 s
+    # after an outage): the median gap from 2 s after the first recovery until the second
+    # fault (or the crawl's end), at most 1.5 intervals.
+    for site in sites:
+        back = sorted(gaps_between(starts(site), windows[0][1] + 2, windows[1][0]))
+        assert back and back[len(back) // 2] <= 1.5 * (delay + 0.05), back
     assert all("is unreachable" in r["log"] for r in results)
     assert all(r["stats"].get("robotstxt/fleet/outage_paced", 0) > 0 for r in results), [r["stats"] for r in results]
 

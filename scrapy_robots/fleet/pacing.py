@@ -138,6 +138,10 @@ class FleetPacer:
         #: This crawler's turns per pace shard during an outage and for REJOIN seconds after it ("spread").
         self.turns: dict[int, Turns] = {}
         self.turns_until = 0.0
+        #: pace shard -> (its epoch, Redis's clock at this crawler's first reservation in it
+        #: after the outage): once every other live crawler of the shard has reserved since,
+        #: all are back on Redis and the shard's turns end (see :meth:`_rejoined`)
+        self.back_at: dict[int, tuple[int, float]] = {}
         self._reset_said = -math.inf
         #: slot -> (the last start of it this crawler made that the fleet's pace does not
         #: know, on our clock; its interval): a robots.txt fetch whose start could not be
@@ -241,6 +245,28 @@ class FleetPacer:
         if known is not None and reservation.epoch == known.epoch:
             offset = max(offset, known.offset - OFFSET_FORGET * (now - known.seen))
         self.shards[shard] = ShardView(reservation.crawlers, reservation.rank, offset, reservation.epoch, now)
+        if shard in self.turns and now < self.turns_until:
+            self._rejoined(shard, reservation)
+
+    def _rejoined(self, shard: int, reservation: Reservation) -> None:
+        """End the shard's outage turns once every other live crawler of it has reserved in
+        Redis since this one came back: none of them paces on its own turns any longer.
+        Kept for REJOIN seconds at most otherwise (a crawler that has not tried Redis again,
+        or has nothing to reserve in the shard). On turns, a start that misses its turn by
+        more than the margin (a loaded machine) waits for this crawler's next one, N
+        intervals on: kept for the whole REJOIN, the slot saw a start every 4 intervals
+        with 3 crawlers (#49)."""
+        epoch, back = self.back_at.get(shard, (None, 0.0))
+        if epoch != reservation.epoch:  # the first reservation since (or a new pace state)
+            self.back_at[shard] = (reservation.epoch, reservation.fleet_time)
+            back = reservation.fleet_time
+            if reservation.others_since < reservation.fleet_time:
+                return
+        elif reservation.others_since <= back:
+            return
+        del self.turns[shard]
+        self.back_at.pop(shard, None)
+        self.count("rejoined")
 
     def _away(self) -> None:
         if self.away_since is not None:
@@ -250,6 +276,7 @@ class FleetPacer:
             if not self.turns or self.clock() >= self.turns_until:
                 self.turns = {shard: view.turns() for shard, view in self.shards.items() if view.crawlers > 1}
             self.turns_until = math.inf
+            self.back_at.clear()
         what = {
             "spread": "paces each slot at its delay x the %(crawlers)d crawler(s) it last saw, on its own turns",
             "hold": "holds each slot's requests until Redis answers",

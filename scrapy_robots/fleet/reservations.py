@@ -84,7 +84,9 @@ end
 # ARGV[3]: the least wait this crawler needs (microseconds, relative: no clock is compared)
 # ARGV[4]: this crawler's id, for the shard's heartbeats (KEYS[3], a sorted set)
 # Returns {microseconds to wait, live crawlers of the shard, this crawler's rank among them,
-#          Redis time since the epoch (microseconds), 1 if the slot's state was missing, the epoch}
+#          Redis time since the epoch (microseconds), 1 if the slot's state was missing, the epoch,
+#          the last reservation of the other live crawler that reserved least lately, since the
+#          epoch (microseconds; Redis's time when there is none)}
 RESERVE = (
     _STATE
     + f"""
@@ -102,13 +104,20 @@ save(start)
 redis.call('ZADD', KEYS[3], now, ARGV[4])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - {HEARTBEAT * 1_000_000})
 redis.call('PEXPIRE', KEYS[3], {HEARTBEAT * 1000})
-local live = redis.call('ZRANGE', KEYS[3], 0, -1)
+local beats = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
+local live = {{}}
+-- the last reservation of the other crawler that reserved least lately (now if none)
+local stalest = now
+for i = 1, #beats, 2 do
+  live[#live + 1] = beats[i]
+  if beats[i] ~= ARGV[4] then stalest = math.min(stalest, tonumber(beats[i + 1])) end
+end
 table.sort(live)
 local rank = 0
 for i, id in ipairs(live) do
   if id == ARGV[4] then rank = i - 1 end
 end
-return {{start - now, #live, rank, now - epoch, missing, epoch}}
+return {{start - now, #live, rank, now - epoch, missing, epoch, stalest - epoch}}
 """
 )
 
@@ -185,6 +194,9 @@ class Reservation:
     fleet_time: float  #: Redis's clock, in seconds since the shard's epoch
     lost: bool  #: the slot's pace state was missing
     epoch: int = 0  #: the shard's epoch: another value than last time is a pace state lost
+    #: Redis's clock (seconds since the epoch) at the last reservation of the other live
+    #: crawler of the shard that reserved least lately (``fleet_time`` when none)
+    others_since: float = 0.0
 
 
 class RedisPacer:
@@ -217,12 +229,20 @@ class RedisPacer:
         least ``unknown`` seconds after the epoch if the slot's state is missing; ``raised``:
         this crawler's "slow down" interval, which spaces this start only (not kept). Raises
         :class:`~scrapy_robots.fleet.link.FleetUnavailable`."""
-        wait, crawlers, rank, fleet_time, lost, epoch = await self.link.call(
+        wait, crawlers, rank, fleet_time, lost, epoch, others_since = await self.link.call(
             self._script,
             keys=self._keys(slot),
             args=[_micro(interval), _micro(unknown), _micro(not_before), self.crawler_id, _micro(raised)],
         )
-        return Reservation(int(wait) / 1e6, int(crawlers), int(rank), int(fleet_time) / 1e6, bool(lost), int(epoch))
+        return Reservation(
+            int(wait) / 1e6,
+            int(crawlers),
+            int(rank),
+            int(fleet_time) / 1e6,
+            bool(lost),
+            int(epoch),
+            int(others_since) / 1e6,
+        )
 
     async def mark_start(self, slot: str, interval: float, ago: float, unknown: float) -> None:
         """Count a request that started ``ago`` seconds ago (the robots.txt fetch, which
