@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 
 import pytest
 import pytest_twisted
+from failover import assert_paced_through, failover_figures, held
 from fleet import start_crawler
 from redis_cluster import ClusterNode, RedisCluster
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_from_coro
 from servers import body
+from test_fleet_pace import dealt, robots
 from twisted.internet import reactor
-from twisted.internet.defer import DeferredList
+from twisted.internet.defer import Deferred, DeferredList
 from twisted.internet.task import deferLater
 
 from scrapy_robots.fleet.link import MAX_BACKOFF, FleetUnavailable, RedisLink
@@ -219,6 +220,8 @@ PREFIX = "scrapy_robots:fleetbot"
 #: The in-memory scheduler: each crawler crawls the URLs it was given (scrapy-redis has no
 #: cluster client, and a primary down would take its queue away).
 OWN_QUEUE = {"SCHEDULER": "scrapy.core.scheduler.Scheduler", "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter"}
+#: Pages of each site whose robots.txt is in flight at the kill (dealt to the two crawlers).
+FRESH_PAGES = 12
 CRAWL = {"ROBOTSTXT_REDIS_CLUSTER": True, "CONCURRENT_REQUESTS": 8, "ROBOTSTXT_MAX_WAITING": 0, **OWN_QUEUE}
 
 
@@ -236,45 +239,51 @@ def crawler_lines(log: str) -> list[str]:
     ]
 
 
-def outage_seconds(log: str) -> list[float]:
-    return [float(s) for s in re.findall(r"is reachable again \(unreachable for (\d+\.\d) s\)", log)]
-
-
 @pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_two_crawlers_sharing_every_site_go_through_a_failover_with_one_outage_each(serve, cluster):
-    # Six sites at a short Crawl-delay; each crawler is given every other page of every
-    # site, so both read and reserve every site's records and pace, on every primary.
-    delay = 0.2
-    pages = 50
-    sites = [serve(body(f"User-agent: *\nDisallow: /private\nCrawl-delay: {delay:g}\n")) for _ in range(6)]
-    urls = [f"{site.url}/p{i}" for i in range(pages) for site in sites]
-    handles = [start_crawler(urls[k::2], cluster.url, **CRAWL) for k in range(2)]
-    while min(len(site.page_hits()) for site in sites) < 10:  # both crawlers at every site
+    # Four sites at a Crawl-delay, each dealt to both crawlers (every other page of every
+    # site: the gaps a site sees are the fleet's pace, #49), and two sites whose robots.txt
+    # one crawler is fetching, and the other waits for, when the primary holding the first
+    # one's pace dies: one is answered during the outage, one after the promotion.
+    delay, pages = 0.4, 40
+    paced = [serve(body(f"User-agent: *\nDisallow: /private\nCrawl-delay: {delay:g}\n")) for _ in range(4)]
+    releases = [Deferred(), Deferred()]
+    fresh = [serve(held(releases[n], robots(delay))) for n in range(2)]
+    urls = [f"{site.url}/p{i}" for i in range(pages) for site in paced]
+    early = [f"{site.url}/f{i}" for i in range(FRESH_PAGES) for site in fresh]
+    settings = {**CRAWL, "CONCURRENT_REQUESTS": 6 + len(fresh), "ROBOTSTXT_MAX_WAITING": FRESH_PAGES + 4}
+    handles = [
+        start_crawler(first + share, cluster.url, **settings)
+        for first, share in zip(dealt(early, 2), dealt(urls, 2), strict=True)
+    ]
+    while min(len(site.page_hits()) for site in paced) < 8:  # both crawlers at every site
         await sleep(0.05)
-    # The primary of the first site's pace (and of some of the others' records).
-    primary = cluster.node_of(pace_key(sites[0].host))
+    primary = cluster.node_of(pace_key(fresh[0].host))
     killed = time.time()
+    began = time.monotonic()
     primary.kill()
+    await sleep(0.3)
+    releases[0].callback(None)  # the fetch ends while the pace's primary is dead
     while not cluster.promoted(primary):  # a few ms each, off no crawler's path
         assert time.time() - killed < 30, "the cluster promoted no replica"
         await sleep(0.02)
     promotion = time.time() - killed
-    left = [pages - len(site.page_hits()) for site in sites]
+    faults = [(began, time.monotonic())]
+    left = [pages - len(site.page_hits()) for site in paced]
+    await sleep(1)
+    releases[1].callback(None)  # and one after the promotion
     results = [result for _, result in await DeferredList([h.done for h in handles])]
     for result in results:
         assert result["exit"] == 0, result["log"][-3000:]
         assert result["failed"] == {}, result["failed"]
         assert "Traceback" not in result["log"], result["log"][-3000:]
-    figures = {
-        "promotion": round(promotion, 2),
-        "pages left at the promotion": left,
-        "transitions": [crawler_lines(r["log"]) for r in results],
-        "unreachable for": [outage_seconds(r["log"]) for r in results],
-    }
+    figures = failover_figures(paced, fresh, faults, results, delay)
+    figures["pages left at the promotion"] = left
+    figures["transitions"] = [crawler_lines(r["log"]) for r in results]
     # When each crawler was back, from the promotion: its outage began at its first call
     # after the kill (the crawlers call the cluster several times a second).
-    figures["back after promotion"] = [round(sum(s) - promotion, 2) for s in figures["unreachable for"] if s]
+    figures["back after promotion"] = [round(sum(s) - promotion, 2) for s in figures["each crawler's outages (s)"] if s]
     print("crawl failover:", figures)
     assert min(left) > 0, figures  # the crawl went on past the promotion
     # At most one outage per crawler, said once each way, and the crawl did meet it.
@@ -284,9 +293,17 @@ async def test_two_crawlers_sharing_every_site_go_through_a_failover_with_one_ou
     # BACK_WITHIN, and half a second more: the log says the outage to 0.1 s, it began up to
     # a call's interval after the kill, and two crawler processes share the 2 cores.
     assert all(back <= BACK_WITHIN + 0.5 for back in figures["back after promotion"]), figures
-    # Every page once, robots.txt once per site, across both crawlers and the failover.
-    for site in sites:
+    # Every page once, robots.txt once per site (those in flight at the kill included),
+    # across both crawlers and the failover; each crawler fetched pages of every site.
+    for site in paced:
         assert sorted(site.paths()) == sorted([f"/p{i}" for i in range(pages)] + ["/robots.txt"]), site.url
-    assert sum(r["stats"].get("robotstxt/fleet/fetch", 0) for r in results) == len(sites)
+    for site in fresh:
+        assert sorted(site.paths()) == sorted([f"/f{i}" for i in range(FRESH_PAGES)] + ["/robots.txt"]), site.url
+    for result in results:
+        assert {url.rsplit("/", 1)[0] for url in result["downloaded"]} == {s.url for s in paced + fresh}
+    assert sum(r["stats"].get("robotstxt/fleet/fetch", 0) for r in results) == len(paced + fresh), figures
+    # No two starts at a site closer than its delay, counted across the crawlers, before,
+    # through and after the failover, at the sites in flight too.
+    assert_paced_through(paced, fresh, faults, delay, figures)
     # The promoted replica holds what its primary had (the epoch keys too): nothing lost.
     assert not any(r["stats"].get("robotstxt/fleet/records_lost") for r in results), [r["stats"] for r in results]

@@ -14,17 +14,17 @@ import time
 
 import pytest
 import pytest_twisted
+from failover import assert_paced_through, failover_figures, held, outages_of
 from fleet import start_crawler
 from redis_sentinel import SERVICE, SentinelGroup, command
 from redis_server import RedisServer
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_from_coro
 from servers import body
-from test_fleet_pace import OWN_QUEUE, SHORT, TOLERATED, dealt, gaps_between, robots, short, starts
+from test_fleet_pace import OWN_QUEUE, dealt, robots
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, DeferredList
 from twisted.internet.task import deferLater
-from twisted.web.server import NOT_DONE_YET
 
 from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
 from scrapy_robots.settings.config import FleetConfig
@@ -238,26 +238,6 @@ async def test_the_link_follows_the_primary_through_a_sequence_of_failovers(sent
 # -- a fleet crawl --------------------------------------------------------------------------
 
 
-def held(release: Deferred, text: str):
-    """robots.txt answered once ``release`` fires: its fetch is in flight at the failover."""
-    answer = body(text)
-
-    def handle(request):
-        def send(_):
-            if not request.finished and request.channel is not None:
-                request.write(answer(request))
-                request.finish()
-
-        release.addCallback(send) if not release.called else reactor.callLater(0, send, None)
-        return NOT_DONE_YET
-
-    return handle
-
-
-def outages_of(log: str) -> list[float]:
-    return [float(s) for s in re.findall(r"is reachable again \(unreachable for ([\d.]+) s\)", log)]
-
-
 @pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_a_fleet_crawl_through_two_failovers_keeps_its_pace_and_its_robots_txt(serve, sentinels):
@@ -319,41 +299,17 @@ async def test_a_fleet_crawl_through_two_failovers_keeps_its_pace_and_its_robots
     for result in results[:2]:
         assert {url.rsplit("/", 1)[0] for url in result["downloaded"]} == {s.url for s in paced + fresh}
 
-    # The figures: robots.txt downloads per site, short gaps per window, outages per crawler.
-    windows = {"before": (0.0, kills[0][0])}
-    for n, (killed, promoted) in enumerate(kills):
-        windows[f"failover {n + 1}"] = (killed, promoted + 2)
-        windows[f"after {n + 1}"] = (promoted + 2, kills[n + 1][0] if n + 1 < len(kills) else float("inf"))
-    figures = {
-        "robots.txt downloads, paced sites": [site.robots_hits() for site in paced],
-        "robots.txt downloads, sites in flight at the first failover": [site.robots_hits() for site in fresh],
-        "promoted after (s)": [round(promoted - killed, 2) for killed, promoted in kills],
-        "each crawler's outages (s)": [outages_of(r["log"]) for r in results[:2]],
-        "gaps (short / all)": {},
-    }
-    for name, (begin, end) in windows.items():
-        gaps = [gaps_between(starts(site), begin, end) for site in paced]
-        figures["gaps (short / all)"][name] = [f"{len(short(g, delay))}/{len(g)} {short(g, delay)}" for g in gaps]
-    figures["gaps at the sites in flight (short / all)"] = [
-        f"{len(short(g, delay))}/{len(g)} {short(g, delay)}" for g in (gaps_between(starts(site)) for site in fresh)
-    ]
+    figures = failover_figures(paced, fresh, kills, results[:2], delay)
     print("failover crawl:", figures)
     assert all(r["stats"].get("robotstxt/fleet/redis_failover") == 2 for r in results[:2]), figures
     assert all(r["stats"].get("robotstxt/fleet/paced", 0) > pages // 2 for r in results[:2]), figures
-    for name, (begin, end) in windows.items():
-        for site in paced:
-            gaps = gaps_between(starts(site), begin, end)
-            assert gaps, (name, figures)
-            under = short(gaps, delay)
-            assert len(under) <= TOLERATED * len(gaps), (f"{name}: {under} < {SHORT} x {delay}", figures)
+    # The sites in flight at the failover: their first pages, after the failover, at the
+    # fleet's pace (no gap tolerated: a handful of gaps each).
+    assert_paced_through(paced, fresh, kills, delay, figures)
     # The records written before a failover are on the new primary: no paced site fetched
     # again, not even by the crawler that joined after. A site whose fetch was in flight at
     # the failover is downloaded once too: its waiter waits through the failover, and reads
     # the record its holder saved during it once the write-back shares it (2 each before).
-    # The sites in flight at the failover: their first pages, after the failover, at the
-    # fleet's pace (no gap tolerated: a handful of gaps each).
-    for site in fresh:
-        assert not short(gaps_between(starts(site)), delay), (site.url, figures)
     late_lines = [line for line in results[2]["log"].splitlines() if "scrapy_robots" in line][-12:]
     assert [site.robots_hits() for site in paced] == [1, 1], (figures, results[2]["stats"], late_lines)
     assert [site.robots_hits() for site in fresh] == [1] * len(fresh), (figures, results[2]["stats"], late_lines)
