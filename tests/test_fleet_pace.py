@@ -16,7 +16,7 @@ import pytest_twisted
 from fleet import start_crawler
 from servers import SiteServer, body
 from twisted.internet import reactor
-from twisted.internet.defer import DeferredList
+from twisted.internet.defer import Deferred, DeferredList
 from twisted.internet.task import deferLater
 
 # Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
@@ -275,3 +275,49 @@ async def test_starts_the_fleet_could_not_hear_are_written_before_the_records_ar
         # The margin (0.05 s) is not asked of the gap: the holder's last start counts as
         # written (its clock), the waiter's as reserved; 10 ms for the loop's own steps.
         assert waiter_start - holder_start >= delay - 0.01, (site, holder_start, waiter_start)
+
+
+@pytest.mark.slow
+@pytest_twisted.ensureDeferred
+async def test_a_redis_restart_while_a_robots_txt_is_in_flight(serve, redis):
+    # A single Redis stopped and restarted empty 3 s later, while one site's robots.txt is
+    # fetched by one crawler and waited for by the other (answered during the outage), and
+    # another's (answered after the restart); two crawlers sharing every site (#49).
+    from failover import assert_paced_through, failover_figures, held
+
+    delay, pages, fresh_pages = 0.4, 40, 12
+    paced = [serve(body(robots(delay))) for _ in range(2)]
+    releases = [Deferred(), Deferred()]
+    fresh = [serve(held(releases[n], robots(delay))) for n in range(2)]
+    urls = [f"{site.url}/p{i}" for i in range(pages) for site in paced]
+    early = [f"{site.url}/f{i}" for i in range(fresh_pages) for site in fresh]
+    settings = {**OWN_QUEUE, "CONCURRENT_REQUESTS": 4 + len(fresh), "ROBOTSTXT_MAX_WAITING": fresh_pages + 4}
+    handles = [
+        start_crawler(first + share, redis.url, **settings)
+        for first, share in zip(dealt(early, 2), dealt(urls, 2), strict=True)
+    ]
+    while min(len(site.page_hits()) for site in paced) < 8:
+        await sleep(0.05)
+    began = time.monotonic()
+    redis.stop()
+    await sleep(0.5)
+    releases[0].callback(None)  # fetched while Redis is away
+    await sleep(2.5)
+    redis.start()  # empty: the records, the locks and the pace are gone
+    faults = [(began, time.monotonic())]
+    await sleep(1)
+    releases[1].callback(None)
+    results = await finished(handles)
+    for result in results:
+        assert result["exit"] == 0, result["log"][-3000:]
+        assert result["failed"] == {}, result["failed"]
+    figures = failover_figures(paced, fresh, faults, results, delay)
+    print("restart crawl:", figures)
+    for site in paced:
+        assert sorted(site.paths()) == sorted([f"/p{i}" for i in range(pages)] + ["/robots.txt"]), (site.url, figures)
+    for site in fresh:
+        assert sorted(site.paths()) == sorted([f"/f{i}" for i in range(fresh_pages)] + ["/robots.txt"]), (
+            site.url,
+            figures,
+        )
+    assert_paced_through(paced, fresh, faults, delay, figures)

@@ -17,7 +17,11 @@ lock's TTL: the holder's fetch goes on, its record is shared as soon as Redis an
 again (:mod:`scrapy_robots.fleet.writeback`), and the waiter reads it then: the holder
 whose record could not be shared leaves its lock to expire instead of giving it back, so
 that no waiter takes the fetch over meanwhile. Only a longer outage makes the waiter
-download the file itself (the fleet's outage behaviour).
+download the file itself (the fleet's outage behaviour). A Redis that comes back without
+the lock (restarted empty, a replica promoted before the lock reached it) is given a moment
+(:attr:`FetchLock._renewed_within`, about 1.6 s) for the holder to set its lock again (its
+renewal is retried every ``RENEW_RETRY`` while Redis is away) or to write its record back,
+before a waiter takes the fetch over.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy_robots.fleet.link import FleetUnavailable, RedisLink
+from scrapy_robots.fleet.link import MAX_BACKOFF, FleetUnavailable, RedisLink
 
 if TYPE_CHECKING:
     from scrapy_robots.cache import RobotsEntry
@@ -38,6 +42,8 @@ logger = logging.getLogger(__name__)
 
 #: How often a waiter looks at the lock and the record (one round trip).
 POLL_INTERVAL = 0.1
+#: How often a holder tries to renew its lock again while Redis is away.
+RENEW_RETRY = 0.25
 
 # Keep the lock if this crawler still holds it. A lock that is gone (a FLUSHALL, an
 # empty restart, a renewal late past the TTL that no one took over) is taken again.
@@ -173,6 +179,7 @@ class FetchLock:
         remaining: int | None = None  # the lock's last TTL seen, in ms
         record: Any = object()  # the record last seen: read again only when it changes
         away: float | None = None  # since when Redis has not answered this wait
+        back: float | None = None  # when Redis answered again after being away in this wait
         while True:
             await asyncio.sleep(POLL_INTERVAL)
             try:
@@ -191,9 +198,17 @@ class FetchLock:
                 if self.clock() - away >= self.ttl:
                     raise
                 continue
-            away = None
+            if away is not None:
+                away, back = None, self.clock()
             if current == token.encode():
                 return OURS, self.clock() - started
+            if current is None and meta is None and back is not None and self.clock() - back < self._renewed_within:
+                # Redis came back without the lock or the record (restarted empty, or a
+                # replica promoted before the lock reached it): a live holder sets its lock
+                # again at its next renewal (RENEW), within this; its fetch is not taken
+                # over meanwhile (#49: the site in flight at an empty restart was downloaded
+                # twice in every run).
+                continue
             if current is None:
                 # A live holder renews its lock every third of the TTL: a lock last seen
                 # with less than a third left had stopped being renewed.
@@ -230,14 +245,27 @@ class FetchLock:
             self._renewing.discard(renewing)
             await self._give_back(lock, token)
 
+    @property
+    def _renewed_within(self) -> float:
+        """The longest a live holder's lock (or, its fetch done, its record) stays missing
+        after Redis answers this crawler again: the holder's link tries Redis again at most
+        MAX_BACKOFF after this one's; then its renewal, tried again every RENEW_RETRY while
+        Redis was away (:meth:`_keep`), or the write-back of its record; a few polls of slack."""
+        return min(MAX_BACKOFF + min(self.ttl / 3, RENEW_RETRY) + 4 * POLL_INTERVAL, self.ttl)
+
     async def _keep(self, site: str, lock: str, token: str) -> None:
-        """Renew the lock every third of its TTL while the fetch runs."""
+        """Renew the lock every third of its TTL while the fetch runs; while Redis is away,
+        try again every RENEW_RETRY, so that a lock Redis lost (an empty restart) is set
+        again as soon as Redis answers, before the waiters take the fetch over."""
+        pause = self.ttl / 3
         while True:
-            await asyncio.sleep(self.ttl / 3)
+            await asyncio.sleep(pause)
             try:
                 kept = await self.link.call(self._renew, keys=[lock], args=[token, self._px])
             except FleetUnavailable:
+                pause = min(self.ttl / 3, RENEW_RETRY)
                 continue  # Redis is away: so are the others; the lock's expiry decides
+            pause = self.ttl / 3
             if not kept:
                 self.count("lock_lost")
                 logger.warning(
