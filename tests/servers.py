@@ -11,6 +11,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from twisted.internet import reactor
@@ -304,3 +305,62 @@ class RateLimited:
         if value is not None:
             request.setHeader(b"Retry-After", value.encode())
         return b"slow down"
+
+
+class Validated:
+    """A file served with validators (``ETag``, ``Last-Modified``) that honours a
+    conditional request as RFC 9110 13.1 says: ``If-None-Match`` compared weakly (``W/``
+    ignored), else ``If-Modified-Since`` against ``Last-Modified``; a match gets a bodiless
+    304. Counts the full bodies and the 304s, and keeps what each request sent
+    (``asked``: its If-None-Match and If-Modified-Since, None when absent). ``honour=False``:
+    a server that ignores the validators, a 200 every time. ``change(...)`` serves a new version."""
+
+    def __init__(
+        self,
+        text: str,
+        etag: str | None = '"v1"',
+        last_modified: str | None = "Wed, 21 Oct 2015 07:28:00 GMT",
+        honour: bool = True,
+        content_type: str = "text/plain",
+    ):
+        self.honour = honour
+        self.content_type = content_type
+        self.full = 0
+        self.not_modified = 0
+        self.asked: list[tuple[str | None, str | None]] = []
+        self.change(text, etag, last_modified)
+
+    def change(self, text: str, etag: str | None = None, last_modified: str | None = None) -> None:
+        self.data, self.etag, self.last_modified = text.encode(), etag, last_modified
+
+    def __call__(self, request: Request) -> bytes:
+        if_none_match = _text(request.getHeader(b"If-None-Match"))
+        if_modified_since = _text(request.getHeader(b"If-Modified-Since"))
+        self.asked.append((if_none_match, if_modified_since))
+        for name, value in ((b"ETag", self.etag), (b"Last-Modified", self.last_modified)):
+            if value is not None:
+                request.setHeader(name, value.encode())
+        if self.honour and self._current(if_none_match, if_modified_since):
+            self.not_modified += 1
+            request.setResponseCode(304)
+            return b""
+        self.full += 1
+        request.setHeader(b"Content-Type", self.content_type.encode())
+        return self.data
+
+    def _current(self, if_none_match: str | None, if_modified_since: str | None) -> bool:
+        if if_none_match is not None:  # If-Modified-Since is then ignored (RFC 9110 13.1.3)
+            if self.etag is None:
+                return False
+            tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+            return "*" in tags or self.etag.removeprefix("W/") in tags
+        if if_modified_since is None or self.last_modified is None:
+            return False
+        try:
+            return parsedate_to_datetime(self.last_modified) <= parsedate_to_datetime(if_modified_since)
+        except (TypeError, ValueError):
+            return False  # an invalid date is ignored
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode("latin-1")

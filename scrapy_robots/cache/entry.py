@@ -59,6 +59,12 @@ class RobotsEntry:
     #: an HTML page served as robots.txt, say): ``body`` is kept empty, ``size`` and ``version``
     #: are the fetched file's, and the spider's own robots.txt request is downloaded
     body_dropped: bool = False
+    #: the validators of the response the body came from (RFC 9110 8.8): its ``ETag`` (a weak
+    #: one too, ``W/"..."``) and its ``Last-Modified``, as sent; a refresh of the file sends
+    #: them back (``If-None-Match``, ``If-Modified-Since``) and a 304 keeps the copy. None
+    #: when the response had none, or in an older record
+    etag: str | None = None
+    last_modified: str | None = None
     #: the UTF-8 body the rules come from (``action`` parse): what a storage keeps
     body: bytes | None = field(default=None, repr=False, compare=False)
     #: built from ``body`` by this crawler's ROBOTSTXT_PARSER, when it cannot answer
@@ -100,11 +106,22 @@ RECORD_FIELDS = (
     "version",
     "version_fetched_at",
     "body_dropped",
+    "etag",
+    "last_modified",
 )
 #: The fields of ``RECORD_FIELDS`` that records written by earlier versions lack: read
 #: as their default (always the last ones, in ``pack``'s list too, which leaves them out
 #: when they hold their default).
-LATER_FIELDS = ("retry_after", "content_type", "schedule_end", "version", "version_fetched_at", "body_dropped")
+LATER_FIELDS = (
+    "retry_after",
+    "content_type",
+    "schedule_end",
+    "version",
+    "version_fetched_at",
+    "body_dropped",
+    "etag",
+    "last_modified",
+)
 _REQUIRED = RECORD_FIELDS[: -len(LATER_FIELDS)]
 _LATER_DEFAULTS = tuple(RobotsEntry.__dataclass_fields__[name].default for name in LATER_FIELDS)
 
@@ -135,8 +152,10 @@ def entry_from_record(record: str | bytes, body: bytes | None) -> RobotsEntry:
 def _check_later_fields(entry: RobotsEntry) -> None:
     if entry.content_type is not None and not isinstance(entry.content_type, str):
         raise TypeError("content_type is not text")
-    if entry.version is not None and not isinstance(entry.version, str):
-        raise TypeError("version is not text")
+    for name in ("version", "etag", "last_modified"):
+        value = getattr(entry, name)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} is not text")
     if not isinstance(entry.body_dropped, bool):
         raise TypeError("body_dropped is not a boolean")
     for name in ("retry_after", "schedule_end", "version_fetched_at"):
@@ -203,6 +222,27 @@ def unpack(blob: bytes) -> RobotsEntry:
     except (zlib.error, TypeError, UnicodeDecodeError) as exc:
         raise ValueError(f"corrupt robots.txt entry: {exc}") from exc
     return entry
+
+
+def validators_from(headers: Any) -> tuple[str | None, str | None]:
+    """A response's validators, ``ETag`` and ``Last-Modified``, as sent (None: not sent)."""
+    return _header(headers, b"ETag"), _header(headers, b"Last-Modified")
+
+
+def conditional_headers(entry: RobotsEntry) -> dict[str, str]:
+    """What a refresh of ``entry``'s file sends to be answered ``304 Not Modified`` if the
+    file has not changed (RFC 9111 4.3.1): the stored ``ETag`` in ``If-None-Match`` (the
+    server compares weakly, RFC 9110 13.1.2: a weak tag validates too) and the stored
+    ``Last-Modified`` verbatim in ``If-Modified-Since``. Empty when it stores neither, or
+    when a 304 could not be honoured: a parsed file whose body is no longer at hand."""
+    if entry.action is Action.PARSE and entry.body is None and not entry.body_dropped:
+        return {}
+    headers = {}
+    if entry.etag is not None:
+        headers["If-None-Match"] = entry.etag
+    if entry.last_modified is not None:
+        headers["If-Modified-Since"] = entry.last_modified
+    return headers
 
 
 # Below this, a server's Cache-Control/Expires would make us refetch robots.txt

@@ -93,6 +93,10 @@ def answer(record: Record, url: str, at: float, agent: str | None, settings: Bas
         "expires_at": utc(version.expires_at),
         "record": version.source,
     }
+    revalidated = record.revalidated_at(site, version.fetched_at, at)
+    if revalidated is not None:
+        # A refresh answered 304 since: the same version, checked then.
+        result["robots_txt"]["revalidated_at"] = utc(revalidated)
     outcome = version.error or f"HTTP {version.status}"
     if governs != version.sha256:
         result["robots_txt"]["note"] = f"unreachable at that download ({outcome}): the copy before it was kept"
@@ -271,6 +275,7 @@ def _summary(record: Record, as_json: bool) -> None:
             "site": site.site,
             "versions": sorted(site.versions),
             "fetches": site.fetches,
+            "revalidated": site.revalidated,
             "outcomes": dict(site.actions),
             "allowed": site.allowed,
             "denied": dict(site.denied),
@@ -285,7 +290,9 @@ def _summary(record: Record, as_json: bool) -> None:
         reserved = ", ".join(f"{n} {what}" for what, n in sorted(site.reservations.items())) or "none"
         outcomes = ", ".join(f"{n} {action}" for action, n in sorted(site.actions.items())) or "none"
         print(
-            f"{site.site}: {len(site.versions)} robots.txt version(s) in {site.fetches} fetch(es) ({outcomes}); "
+            f"{site.site}: {len(site.versions)} robots.txt version(s) in {site.fetches} fetch(es) ({outcomes})"
+            + (f", {site.revalidated} not modified" if site.revalidated else "")
+            + "; "
             f"{site.allowed} allowed, denied: {denied}; reservations: {reserved}"
             + (f"; tdmrep.json: {', '.join(sorted(site.tdmrep))}" if site.tdmrep else "")
             + (f"; page directives: {_counts(site.directives)}" if site.directives else "")

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import CancelledError
 
+from scrapy_robots.cache.entry import conditional_headers
 from scrapy_robots.pace.waiting import CrawlClosing, timer
 from scrapy_robots.policyfiles.decision import decide, worth_waiting
 from scrapy_robots.policyfiles.fetch import site_of
@@ -61,6 +62,8 @@ logger = logging.getLogger(__name__)
 #: a memo that started over (or forgot the oldest) when full would miss every time once
 #: the crawl has more sites than this; one that keeps its first sites still hits for them.
 SITE_MEMO = 10_000
+#: What a file's line says of a 304 to its refresh.
+NOT_MODIFIED_TEXT = " (not modified: the copy kept, not read again)"
 
 
 class HotTier(Protocol):
@@ -178,7 +181,7 @@ class PolicyFile:
         entry = decision.entry
         status = result.response.status if result.response is not None else NETWORK
         self.crawler.stats.inc_value(f"{self.stats}/status/{status}")
-        if entry.action is Action.PARSE and not decision.stale:
+        if entry.action is Action.PARSE and not decision.kept:
             entry.body = result.body  # the bytes as sent (decide's are robots.txt's decoding)
             entry.rules = self.read(entry)
         self.log(decision, result)
@@ -188,12 +191,13 @@ class PolicyFile:
         entry = decision.entry
         response = result.response
         logger.info(
-            "%(file)s for %(site)s: %(outcome)s -> %(action)s%(redirected)s",
+            "%(file)s for %(site)s: %(outcome)s -> %(action)s%(kept)s%(redirected)s",
             {
                 "file": self.name,
                 "site": entry.site.removesuffix(self.path),
                 "outcome": f"HTTP {response.status}" if response is not None else entry.error,
                 "action": entry.action.value,
+                "kept": NOT_MODIFIED_TEXT if decision.revalidated else "",
                 "redirected": f" (redirected to {result.url})" if result.url != result.requested_url else "",
             },
             extra={"spider": self.crawler.spider},
@@ -231,6 +235,7 @@ class PolicyBook:
         self.fetcher = fetcher
         self.room = room
         self.record = record  # the compliance record (ROBOTSTXT_RECORD), told of each fetch
+        self._revalidate = config.revalidate
         self.hits = 0  # hot-tier hits, counted here: a stats call per request costs more
         self.started = time.time()
         self._sites: dict[tuple[str, str], str] = {}
@@ -329,8 +334,9 @@ class PolicyBook:
         if previous is None and stored is not None:
             previous = self.file.ready(stored)
         elif previous is not None and previous.body is None and stored is not None:
-            # So that a stale copy kept in use is stored whole.
-            previous.body, previous.agents = stored.body, stored.agents
+            # So that a stale or revalidated copy kept in use is stored whole (the hot tier
+            # keeps neither the body nor the Content-Type that serving the file needs).
+            previous.body, previous.agents, previous.content_type = stored.body, stored.agents, stored.content_type
         fetched: list[bool] = []
 
         async def fetch() -> RobotsEntry:
@@ -378,7 +384,11 @@ class PolicyBook:
         if previous is not None and previous.failures:
             self.stats.inc_value(f"{file.stats}/retry")
         self.stats.inc_value(f"{file.stats}/request_count")
-        result = await self.fetcher.fetch(site, via=request, path=file.path)
+        # A known copy's validators (ROBOTSTXT_REVALIDATE): a 304 keeps it, with no parse.
+        conditional = conditional_headers(previous) if self._revalidate and previous is not None else None
+        if conditional:
+            self.stats.inc_value(f"{file.stats}/conditional")
+        result = await self.fetcher.fetch(site, via=request, path=file.path, conditional=conditional)
         if isinstance(result.error, (CancelledError, asyncio.CancelledError)) or self.room.closing_now():
             # The fetch was cut short by the close (the room's cancel, or Scrapy's fast stop,
             # which cancels downloads before the room looks at the engine): its outcome says
@@ -387,6 +397,8 @@ class PolicyBook:
             raise CrawlClosing(site, f"{self._waits}being fetched")
         result.site = site + self._suffix
         decision = decide(result, previous, time.time(), self.config)
+        if decision.revalidated:
+            self.stats.inc_value(f"{file.stats}/revalidated")
         if self.record is not None:
             self.record.fetched(file.record, site, result, decision)
         await file.fetched(decision, result, request, self.room.waiting_for(site))

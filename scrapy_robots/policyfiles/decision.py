@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest
 
-from scrapy_robots.cache.entry import RobotsEntry, lifetime_from_headers
+from scrapy_robots.cache.entry import RobotsEntry, lifetime_from_headers, validators_from
 from scrapy_robots.decoding import normalize_robotstxt, starts_as_html
 from scrapy_robots.policyfiles.fetch import DECOMPRESSED_FACTOR
 from scrapy_robots.policyfiles.policy import Action
@@ -37,6 +37,9 @@ from scrapy_robots.policyfiles.retry_after import (
 if TYPE_CHECKING:
     from scrapy_robots.policyfiles.fetch import FetchResult
     from scrapy_robots.settings.config import RobotsConfig
+
+#: The answer to a conditional request whose stored copy is current (RFC 9110 15.4.5).
+NOT_MODIFIED = 304
 
 #: How a robots.txt download failed (:func:`failure_kind`).
 NETWORK, REDIRECT_LOOP, REFUSED, TOO_LARGE = "network", "redirect_loop", "refused", "too_large"
@@ -63,6 +66,13 @@ class Decision:
     stale: bool = False  #: unreachable, and the previous rules kept in use (RFC 9309 2.4)
     html: bool = False  #: the body parsed is an HTML page (a server answering every URL with one)
     bad_retry_after: str | None = None  #: a malformed Retry-After, ignored (the schedule applies)
+    #: a 304 to the refresh's validators: the previous copy kept, its rules with it, its time renewed
+    revalidated: bool = False
+
+    @property
+    def kept(self) -> bool:
+        """The previous copy's rules are kept (a stale copy, a revalidated one): nothing to read."""
+        return self.stale or self.revalidated
 
 
 def decide(result: FetchResult, previous: RobotsEntry | None, now: float, config: RobotsConfig) -> Decision:
@@ -90,6 +100,14 @@ def decide(result: FetchResult, previous: RobotsEntry | None, now: float, config
                 f"the body inflates past {config.maxsize * DECOMPRESSED_FACTOR} bytes ({DECOMPRESSED_FACTOR} x "
                 f"ROBOTSTXT_MAXSIZE = {config.maxsize}) when decompressed: a gzip bomb, not read further"
             )
+    elif response.status == NOT_MODIFIED:
+        if result.conditional and previous is not None:
+            return _revalidated(result, previous, now, config)
+        # A 304 to a request that sent no validators (a server's or a cache's mistake) says
+        # nothing of the file: no usable answer, as a failure is. Never the 3xx row, which
+        # is RFC 9309's for a redirect not followed.
+        action, status = policy.action_for_failure(), response.status
+        error = "HTTP 304 (Not Modified) to a request that sent no validators"
     else:
         action, status, error = policy.action_for_status(response.status), response.status, None
     entry = RobotsEntry(
@@ -111,9 +129,36 @@ def decide(result: FetchResult, previous: RobotsEntry | None, now: float, config
     if response is not None:
         entry.expires_at = now + lifetime_from_headers(response.headers, config.cache_ttl, now)
         if action is Action.PARSE:
+            # Kept for the refresh to send back (conditional_headers).
+            entry.etag, entry.last_modified = validators_from(response.headers)
             entry.body = normalize_robotstxt(result.body, response.headers.get(b"Content-Type"))
             return Decision(entry, kind, html=starts_as_html(entry.body))
     return Decision(entry, kind)
+
+
+def _revalidated(result: FetchResult, previous: RobotsEntry, now: float, config: RobotsConfig) -> Decision:
+    """A 304: the previous copy is current (RFC 9111 4.3.4). It keeps its body, its rules,
+    its version and its status; its lifetime starts again, as the 304's ``Cache-Control`` or
+    ``Expires`` say (else ``ROBOTSTXT_CACHE_TTL``), and the validators the 304 carries
+    replace the stored ones. An unreachable streak it ends is over."""
+    response = result.response
+    assert response is not None
+    etag, last_modified = validators_from(response.headers)
+    entry = replace(
+        previous,
+        fetched_at=now,
+        expires_at=now + lifetime_from_headers(response.headers, config.cache_ttl, now),
+        url=result.url,
+        redirects=result.redirects,
+        error=None,
+        failures=0,
+        unreachable_since=None,
+        retry_after=None,
+        schedule_end=None,
+        etag=etag or previous.etag,
+        last_modified=last_modified or previous.last_modified,
+    )
+    return Decision(entry, revalidated=True)
 
 
 def _unreachable(
@@ -145,6 +190,7 @@ def _unreachable(
         entry.body_dropped = previous.body_dropped
         entry.rules, entry.others, entry.agents = previous.rules, previous.others, previous.agents
         entry.content_type = previous.content_type
+        entry.etag, entry.last_modified = previous.etag, previous.last_modified
         entry.version, entry.version_fetched_at = previous.version, previous.version_fetched_at
     return Decision(entry, kind, stale=stale, bad_retry_after=bad_retry_after)
 
@@ -242,6 +288,8 @@ def describe(decision: Decision, result: FetchResult, waiting: int, config: Robo
             )
     elif entry.failures:
         level, details = _attempts(entry, waiting, config)
+    elif decision.revalidated:
+        details = f" (not modified: the copy kept, {entry.size} bytes, not parsed again){_delay_text(entry)}"
     elif entry.action is Action.PARSE:
         details = f", {entry.size} bytes, parser {config.parser_name}"
         if entry.truncated:

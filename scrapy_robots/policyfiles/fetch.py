@@ -24,6 +24,8 @@ from scrapy_robots.decoding import cut_at_maxsize
 from scrapy_robots.pace.slots import DOWNLOAD_SLOT, SlotPacer, robots_txt_done, robots_txt_download, robots_txt_slot
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
@@ -54,6 +56,9 @@ class FetchResult:
     redirects: int = 0  #: redirects followed to reach ``url``
     started: float = 0.0  #: time.monotonic() when the download was asked for
     site: str = ""  #: the site key the robots.txt is for
+    #: the request was conditional: it sent the stored copy's validators
+    #: (``If-None-Match``, ``If-Modified-Since``), and a 304 means the copy is current
+    conditional: bool = False
 
 
 #: Meta keys the robots.txt request copies from the request that needs it: a site that
@@ -75,13 +80,26 @@ class RobotsFetcher:
         # connected only while a robots.txt download is in flight (pages cost nothing).
         self._in_flight = 0
 
-    def request_for(self, site: str, via: Request | None = None, path: str = ROBOTS_TXT) -> Request:
+    def request_for(
+        self,
+        site: str,
+        via: Request | None = None,
+        path: str = ROBOTS_TXT,
+        conditional: Mapping[str, str] | None = None,
+    ) -> Request:
         """The robots.txt request of ``site`` (or of another policy file of the site at
         ``path``, such as TDMRep's); ``via`` is the request that needs it, whose
-        ``meta["proxy"]`` the robots.txt request takes (see COPIED_META)."""
+        ``meta["proxy"]`` the robots.txt request takes (see COPIED_META); ``conditional``,
+        the stored copy's validators as request headers (``If-None-Match``...)."""
         copied = {key: via.meta[key] for key in COPIED_META if key in via.meta} if via is not None else {}
+        if conditional:
+            # The book is this file's cache: Scrapy's HttpCacheMiddleware, if enabled, would
+            # answer a conditional request with its own stored 200 (a parse the 304 spares),
+            # or store the empty 304 and replay it to a later unconditional request.
+            copied["dont_cache"] = True
         return Request(
             site_url(site, path),
+            headers=dict(conditional) if conditional else None,
             priority=self.DOWNLOAD_PRIORITY,
             callback=NO_CALLBACK,
             meta={
@@ -102,8 +120,14 @@ class RobotsFetcher:
             },
         )
 
-    async def fetch(self, site: str, via: Request | None = None, path: str = ROBOTS_TXT) -> FetchResult:
-        request = self.request_for(site, via, path)
+    async def fetch(
+        self,
+        site: str,
+        via: Request | None = None,
+        path: str = ROBOTS_TXT,
+        conditional: Mapping[str, str] | None = None,
+    ) -> FetchResult:
+        request = self.request_for(site, via, path, conditional)
         started = time.monotonic()
         self._listen(+1)
         try:
@@ -113,7 +137,14 @@ class RobotsFetcher:
                 with robots_txt_download(self.slots, request, via):
                     response = await self._download(request)
         except Exception as exc:
-            return FetchResult(requested_url=request.url, url=request.url, error=exc, started=started, site=site)
+            return FetchResult(
+                requested_url=request.url,
+                url=request.url,
+                error=exc,
+                started=started,
+                site=site,
+                conditional=bool(conditional),
+            )
         finally:
             self._listen(-1)
             robots_txt_done(self.slots, site)
@@ -130,6 +161,7 @@ class RobotsFetcher:
             redirects=redirects,
             started=started,
             site=site,
+            conditional=bool(conditional),
         )
 
     def _listen(self, change: int) -> None:

@@ -29,7 +29,10 @@ TAGGED = "tagged"
 #: whose robots directives the crawl acted on (the directives middleware).
 PAGE = "page"
 DIRECTIVES = "directives"
+#: The row of a policy file's refresh answered ``304 Not Modified``: no new version (the one
+#: that governed still does), but the file was checked. A reader that does not know the kind skips it.
+REVALIDATED = "revalidated"
 #: The requests a directives row names, at most: a page with more links has them counted.
 NAMED_AT_MOST = 100
 
-__all__ = ["DIRECTIVES", "ITEMS_DROPPED", "META_KEY", "NAMED_AT_MOST", "PAGE", "TAGGED"]
+__all__ = ["DIRECTIVES", "ITEMS_DROPPED", "META_KEY", "NAMED_AT_MOST", "PAGE", "REVALIDATED", "TAGGED"]

@@ -21,7 +21,7 @@ from scrapy import signals
 from scrapy.utils.reactor import CallLaterOnce
 from twisted.internet.task import LoopingCall
 
-from scrapy_robots.record import DIRECTIVES, META_KEY
+from scrapy_robots.record import DIRECTIVES, META_KEY, REVALIDATED
 from scrapy_robots.record.version import ROBOTS_TXT, PolicyVersion, response_headers, sha256_of
 from scrapy_robots.record.writer import RecordWriter
 from scrapy_robots.settings.errors import SettingError
@@ -85,6 +85,7 @@ class ComplianceRecord:
         self.versions: list[PolicyVersion] = []
         self.decisions: list[tuple[Any, ...]] = []
         self.pages: list[dict[str, Any]] = []  #: page rows, made when told (few: pages that denied)
+        self.checks: list[dict[str, Any]] = []  #: revalidation rows: a refresh answered 304
         self._soon = CallLaterOnce(self.flush)
         self._tokens: dict[Any, str] = {}
         self._timer = LoopingCall(self.flush)
@@ -99,6 +100,9 @@ class ComplianceRecord:
         """A download of ``site``'s ``file`` became ``decision.entry``: the entry learns the
         version that governs it (the body's hash, or a stale copy's), the record the version."""
         entry = decision.entry
+        if decision.revalidated:
+            self._revalidated(file, site, result, entry)
+            return
         body = result.body
         sha = sha256_of(body)
         if not decision.stale:
@@ -130,6 +134,27 @@ class ComplianceRecord:
         )
         # Named after the file: robots.txt -> robots, tdmrep.json -> tdmrep, any other by its stem.
         self.stats.inc_value(f"robotstxt/record/versions/{file.rsplit('/', 1)[-1].split('.', 1)[0]}")
+
+    def _revalidated(self, file: str, site: str, result: FetchResult, entry: RobotsEntry) -> None:
+        """A 304: no version (the body did not come again), the one that governs still does,
+        its version kept in the entry; a row in the decisions file says the file was checked."""
+        self.checks.append(
+            {
+                "kind": REVALIDATED,
+                "t": entry.fetched_at,
+                "file": file,
+                "site": site,
+                "url": result.url,
+                "requested_url": result.requested_url,
+                "status": 304,
+                "governs": entry.version,
+                "version_fetched_at": entry.version_fetched_at,
+                "expires_at": entry.expires_at,
+                "etag": entry.etag,
+                "last_modified": entry.last_modified,
+            }
+        )
+        self.stats.inc_value(f"robotstxt/record/revalidations/{file.rsplit('/', 1)[-1].split('.', 1)[0]}")
 
     def decided(self, entry: RobotsEntry, request: Request, answer: Verdict, tdm: RobotsEntry | None) -> None:
         """A verdict given: kept for the next batch; an allowed request carries its version."""
@@ -183,15 +208,21 @@ class ComplianceRecord:
         versions, self.versions = self.versions, []
         decisions, self.decisions = self.decisions, []
         pages, self.pages = self.pages, []
-        if not versions and not decisions and not pages:
+        checks, self.checks = self.checks, []
+        if not versions and not decisions and not pages and not checks:
             return
         try:
-            self.writer.write(versions, [*map(self._row, decisions), *pages])
+            self.writer.write(versions, [*checks, *map(self._row, decisions), *pages])
         except OSError as exc:
             self.stats.inc_value("robotstxt/record/errors")
             logger.error(
                 "Compliance record: %(n)d version(s) and %(d)d decision(s) not written to %(folder)s: %(error)s",
-                {"n": len(versions), "d": len(decisions) + len(pages), "folder": self.record.folder, "error": exc},
+                {
+                    "n": len(versions),
+                    "d": len(decisions) + len(pages) + len(checks),
+                    "folder": self.record.folder,
+                    "error": exc,
+                },
             )
             return
         self.stats.inc_value("robotstxt/record/decisions", len(decisions))

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scrapy_robots.record import DIRECTIVES, ITEMS_DROPPED, PAGE, TAGGED, jsonl, warc
+from scrapy_robots.record import DIRECTIVES, ITEMS_DROPPED, PAGE, REVALIDATED, TAGGED, jsonl, warc
 from scrapy_robots.record.version import ROBOTS_TXT, TDMREP_JSON
 from scrapy_robots.record.writer import DECISIONS
 
@@ -38,6 +38,8 @@ class SiteSummary:
     site: str
     versions: set[str] = field(default_factory=set)  #: distinct robots.txt bodies (SHA-256)
     fetches: int = 0
+    #: refreshes of its robots.txt answered 304: checked, no new version (not in ``fetches``)
+    revalidated: int = 0
     actions: Counter[str] = field(default_factory=Counter)
     allowed: int = 0
     denied: Counter[str] = field(default_factory=Counter)  #: denials by reason
@@ -60,6 +62,8 @@ class Record:
         self.pages: list[dict[str, Any]] = []
         #: the pages whose robots directives the crawl acted on (``"kind": "directives"``), by time
         self.directives: list[dict[str, Any]] = []
+        #: the refreshes answered 304 (``"kind": "revalidated"``): the file checked, its version kept
+        self.revalidations: list[dict[str, Any]] = []
         self.files = 0
         for folder in map(Path, folders):
             if folder.is_file():
@@ -81,6 +85,7 @@ class Record:
         self.decisions.sort(key=lambda row: row["t"])
         self.pages.sort(key=lambda row: row["t"])
         self.directives.sort(key=lambda row: row["t"])
+        self.revalidations.sort(key=lambda row: row["t"])
 
     def _read(self, path: Path, folder: Path) -> None:
         name = path.name
@@ -125,6 +130,8 @@ class Record:
                 self.pages.append(row)
             elif kind == DIRECTIVES:
                 self.directives.append(row)
+            elif kind == REVALIDATED:
+                self.revalidations.append(row)
             # A kind a later version writes: not read here, and no decision either.
 
     def sites(self) -> list[str]:
@@ -135,6 +142,17 @@ class Record:
         versions = self.versions.get((file, site), [])
         index = bisect.bisect_right([v.fetched_at for v in versions], at)
         return versions[index - 1] if index else None
+
+    def revalidated_at(self, site: str, since: float, at: float, file: str = ROBOTS_TXT) -> float | None:
+        """When ``site``'s ``file`` was last found not modified (a refresh answered 304)
+        after ``since`` (the download that governs) and by ``at``; None if it was not."""
+        checked = None
+        for row in self.revalidations:
+            if row["t"] > at:
+                break
+            if row["t"] > since and row["site"] == site and row["file"] == file:
+                checked = row["t"]
+        return checked
 
     def body_of(self, sha256: str | None) -> bytes | None:
         return None if sha256 is None else self.bodies.get(sha256)
@@ -180,6 +198,9 @@ class Record:
                 summary.actions[version.action] += 1
                 if version.status is not None:
                     summary.versions.add(version.sha256)
+        for row in self.revalidations:
+            if row["file"] == ROBOTS_TXT:
+                of(row["site"]).revalidated += 1
         for row in self.decisions:
             summary = of(row["site"])
             if row["allowed"]:

@@ -59,6 +59,8 @@ class RobotsConfig:
     #: where the disk storage keeps its file: ROBOTSTXT_CACHE_PATH, else under JOBDIR
     cache_path: str | None
     storage_class: type
+    #: ROBOTSTXT_REVALIDATE: a refresh of a known policy file sends its stored validators
+    revalidate: bool
     excluded_domains: tuple[str, ...]
     max_waiting: int
     #: parked requests go back to a scheduler that keeps its queue when the crawl closes
@@ -120,6 +122,7 @@ class RobotsConfig:
                 "ROBOTSTXT_CACHE_STORAGE",
                 settings.get("ROBOTSTXT_CACHE_STORAGE") or default("ROBOTSTXT_CACHE_STORAGE", settings, cache_path),
             ),
+            revalidate=read_bool(settings, "ROBOTSTXT_REVALIDATE"),
             excluded_domains=domains(settings, "ROBOTSTXT_EXCLUDED_DOMAINS"),
             max_waiting=number(
                 settings, "ROBOTSTXT_MAX_WAITING", int, minimum=0, default=default("ROBOTSTXT_MAX_WAITING", settings)

@@ -88,6 +88,8 @@ DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
             lambda settings, path: DISK_STORAGE if path else MEMORY_STORAGE,
         ),
         "ROBOTSTXT_CACHE_PATH": Computed("``<JOBDIR>/robotstxt.sqlite3``", _cache_path),
+        # A refresh of a known file sends its validators: a 304 keeps it, unparsed.
+        "ROBOTSTXT_REVALIDATE": True,
         # An unreachable robots.txt.
         "ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 30.0,
         "ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY": 3600.0,

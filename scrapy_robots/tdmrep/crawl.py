@@ -27,7 +27,7 @@ import logging
 from typing import TYPE_CHECKING, Final
 
 from scrapy_robots.decoding import starts_as_html
-from scrapy_robots.policyfiles.book import PolicyFile
+from scrapy_robots.policyfiles.book import NOT_MODIFIED_TEXT, PolicyFile
 from scrapy_robots.policyfiles.policy import NETWORK, Action, StatusPolicy
 from scrapy_robots.record.version import TDMREP_JSON
 from scrapy_robots.tdmrep.file import HTML_PAGE, TOO_LARGE, TdmRepError, TdmRepFile, parse_tdmrep
@@ -90,6 +90,8 @@ class TdmRepJson(PolicyFile):
             )
         elif decision.stale:
             details = f" (previous copy kept), attempt {entry.failures}"
+        elif decision.revalidated:
+            details = NOT_MODIFIED_TEXT
         elif entry.action is Action.PARSE:
             parsed = entry.rules
             details = f", {len(parsed.rules)} rule(s)"
