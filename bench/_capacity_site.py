@@ -30,7 +30,7 @@ class CapacityCounts(Counts):
         text = SYNTHETIC + (f"Crawl-delay: {delay:g}\n".encode() if mode == "delay" else b"")
         self.synthetic = _response(b"200 OK", text, b"text/plain")
 
-    def answer(self, target: bytes) -> bytes:
+    def answer(self, target: bytes, head: bytes = b"") -> bytes:
         if not target.startswith(b"http://"):
             return self.control(target)
         slash = target.find(b"/", 7)

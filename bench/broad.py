@@ -235,10 +235,10 @@ class Run:
 class Proxy:
     """bench/_broad_site.py in its own process, for the whole benchmark."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, *options: str) -> None:
         port_file = workdir / "port"
         self.process = subprocess.Popen(
-            [sys.executable, str(ROOT / "bench" / "_broad_site.py"), str(port_file)], stdin=subprocess.PIPE
+            [sys.executable, str(ROOT / "bench" / "_broad_site.py"), str(port_file), *options], stdin=subprocess.PIPE
         )
         deadline = time.monotonic() + 60
         while not port_file.exists() or not port_file.read_text():
