@@ -334,9 +334,11 @@ class PolicyBook:
         if previous is None and stored is not None:
             previous = self.file.ready(stored)
         elif previous is not None and previous.body is None and stored is not None:
-            # So that a stale or revalidated copy kept in use is stored whole (the hot tier
-            # keeps neither the body nor the Content-Type that serving the file needs).
+            # So that a stale or revalidated copy kept in use is stored whole: the hot tier
+            # keeps neither the body, the Content-Type that serving the file needs, nor the
+            # validators that the refresh sends.
             previous.body, previous.agents, previous.content_type = stored.body, stored.agents, stored.content_type
+            previous.etag, previous.last_modified = stored.etag, stored.last_modified
         fetched: list[bool] = []
 
         async def fetch() -> RobotsEntry:
@@ -348,7 +350,8 @@ class PolicyBook:
         entry = self.file.ready(entry) or entry
         if not fetched:
             self._said(entry)
-        entry.body = entry.agents = entry.content_type = None  # the storage keeps them; the hot tier the rules
+        # The storage keeps them; the hot tier the rules (every site's entry: no bytes it need not hold).
+        entry.body = entry.agents = entry.content_type = entry.etag = entry.last_modified = None
         self.hot.put(entry)
         return entry
 
@@ -362,7 +365,7 @@ class PolicyBook:
         self.stats.inc_value(f"{self._cache}/restored")
         if entry.fetched_at < self.started or self._shared is not None:
             self._said(entry)
-        entry.body = entry.agents = entry.content_type = None
+        entry.body = entry.agents = entry.content_type = entry.etag = entry.last_modified = None
         self.hot.put(entry)
         return entry
 
