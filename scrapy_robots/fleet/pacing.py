@@ -161,8 +161,14 @@ class FleetPacer:
         ``raised``: this crawler's "slow down" floor (scrapy_robots.pace.backoff)."""
         interval = delay + self.margin
         try:
-            if slot in self.unmarked:
-                await self._write_unmarked(slot)
+            if self.unmarked:
+                # Every start of the shard the fleet does not know, not only this slot's:
+                # this reservation's heartbeat tells the shard's other crawlers that this
+                # one is back on Redis, and they end their outage turns on it (_rejoined),
+                # so its outage starts of every slot of the shard must be in Redis first.
+                shard = self.redis.shard(slot)
+                for unknown in [name for name in self.unmarked if self.redis.shard(name) == shard]:
+                    await self._write_unmarked(unknown)
             wait = await self._reserve(slot, interval, not_before, raised + self.margin if raised > 0 else 0.0)
         except FleetUnavailable:
             self.count("fallback")
