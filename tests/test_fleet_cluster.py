@@ -156,8 +156,10 @@ def _resumed_at(log: str) -> list[float]:
 async def test_a_node_killed_and_restarted_mid_crawl(serve, cluster):
     # The node that holds a site's pace is killed (SIGKILL), then started again with its
     # nodes.conf (it rejoins with its slots, empty), twice. The crawl goes on, paced.
+    # Pages enough that the crawl still runs when the second node is back: at the fleet's
+    # full rate after the first (#49), 36 a site had ended before it.
     delay = 0.4
-    pages = 36
+    pages = 60
     sites = on_different_nodes(cluster, serve, delay, 2)
     urls = [f"{site.url}/p{i}" for i in range(pages) for site in sites]
     handles = [start_crawler(share, cluster.url, **CLUSTER, **OWN_QUEUE, **FEW) for share in dealt(urls, 2)]

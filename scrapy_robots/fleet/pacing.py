@@ -85,6 +85,7 @@ class Turns:
     offset: float
     crawlers: int
     rank: int
+    epoch: int = 0  #: the shard's epoch the turns count from (Redis's clock, microseconds)
 
     def next(self, at: float, interval: float) -> float:
         """The first of this crawler's turns at or after ``at`` (our clock)."""
@@ -107,7 +108,7 @@ class ShardView:
     seen: float = 0.0
 
     def turns(self) -> Turns:
-        return Turns(self.offset, self.crawlers, self.rank)
+        return Turns(self.offset, self.crawlers, self.rank, self.epoch)
 
 
 class FleetPacer:
@@ -181,24 +182,18 @@ class FleetPacer:
         shard = self.redis.shard(slot)
         turns = self.turns.get(shard) if self.clock() < self.turns_until else None
         step = max(interval, raised)
-        for _ in range(4):
-            if turns is not None:
-                # Rejoining: a start on one of this crawler's turns, so that it cannot meet
-                # the turns of a crawler that still paces without Redis.
-                now = self.clock()
-                not_before = turns.next(now + not_before, step) - now
-            reservation = await self.redis.reserve(slot, interval, not_before, self.crawlers(slot) * step, raised)
-            self._learn(shard, reservation)
-            # A start up to the margin into this crawler's turn is still on it: the next
-            # turn, another crawler's, comes an interval (delay + margin) after the turn's
-            # beginning, at least the delay after this start. The crawlers' estimates of
-            # Redis's clock differ by milliseconds, so the previous turn's start, reserved
-            # by another crawler, ends a hair into this one: refused by a 1 ms tolerance,
-            # each crawler went to its next turn, two intervals on, and the slot saw one
-            # start every three intervals for the whole rejoin (#49).
-            if turns is None or reservation.wait <= not_before + max(self.margin, 1e-3):
-                break
-            not_before = reservation.wait  # another crawler holds that turn: the next one
+        grid = None
+        if turns is not None:
+            # Rejoining: a start on one of this crawler's turns, so that it cannot meet the
+            # turns of a crawler that still paces without Redis. The script puts the start
+            # on the turn (one reservation): reserving a turn, then the next when another
+            # crawler held it, left each missed reservation unused in the slot's pace, and
+            # the slot saw one start every 4 intervals for the whole rejoin (#49). A start
+            # up to the margin into a turn is still on it: the crawlers' estimates of Redis's
+            # clock differ by milliseconds.
+            grid = (turns.epoch + turns.rank * step * 1e6, turns.crawlers * step, max(self.margin, 1e-3))
+        reservation = await self.redis.reserve(slot, interval, not_before, self.crawlers(slot) * step, raised, grid)
+        self._learn(shard, reservation)
         return reservation.wait
 
     def _unmarked(self, slot: str, at: float, interval: float) -> None:
@@ -265,10 +260,11 @@ class FleetPacer:
         epoch, back = self.back_at.get(shard, (None, 0.0))
         if epoch != reservation.epoch:  # the first reservation since (or a new pace state)
             self.back_at[shard] = (reservation.epoch, reservation.fleet_time)
-            back = reservation.fleet_time
-            if reservation.others_since < reservation.fleet_time:
-                return
-        elif reservation.others_since <= back:
+            return
+        # As many crawlers live as the turns were cut for: a node restarted empty lost the
+        # shard's heartbeats with its paces, and a crawler still on its turns is not in them
+        # (the turns ended at once there, and a crawler's start met another's turn).
+        if reservation.crawlers < self.turns[shard].crawlers or reservation.others_since <= back:
             return
         del self.turns[shard]
         self.back_at.pop(shard, None)

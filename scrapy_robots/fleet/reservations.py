@@ -100,6 +100,15 @@ else
   start = math.max(start, epoch + tonumber(ARGV[2]))
   missing = 1
 end
+-- ARGV[6..8]: this crawler's outage turns while it rejoins (an origin on Redis's clock, a
+-- period, a tolerance; microseconds; a period of 0: none): the start goes on the first turn
+-- at or after it, a start up to the tolerance into a turn being on it
+local period = tonumber(ARGV[7] or '0')
+if period > 0 then
+  local origin = tonumber(ARGV[6])
+  local turn = origin + math.ceil((start - origin - tonumber(ARGV[8])) / period) * period
+  start = math.max(start, turn)
+end
 save(start)
 redis.call('ZADD', KEYS[3], now, ARGV[4])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - {HEARTBEAT * 1_000_000})
@@ -223,16 +232,34 @@ class RedisPacer:
         return f"{self.prefix}:pauses:{{{shard}}}"
 
     async def reserve(
-        self, slot: str, interval: float, not_before: float, unknown: float, raised: float = 0.0
+        self,
+        slot: str,
+        interval: float,
+        not_before: float,
+        unknown: float,
+        raised: float = 0.0,
+        turns: tuple[float, float, float] | None = None,
     ) -> Reservation:
         """Reserve the slot's next start, at least ``not_before`` seconds from now, and at
         least ``unknown`` seconds after the epoch if the slot's state is missing; ``raised``:
-        this crawler's "slow down" interval, which spaces this start only (not kept). Raises
+        this crawler's "slow down" interval, which spaces this start only (not kept);
+        ``turns``: (origin on Redis's clock in microseconds, period, tolerance in seconds),
+        the start put on the first such turn at or after it. Raises
         :class:`~scrapy_robots.fleet.link.FleetUnavailable`."""
+        origin, period, tolerance = turns if turns is not None else (0.0, 0.0, 0.0)
         wait, crawlers, rank, fleet_time, lost, epoch, others_since = await self.link.call(
             self._script,
             keys=self._keys(slot),
-            args=[_micro(interval), _micro(unknown), _micro(not_before), self.crawler_id, _micro(raised)],
+            args=[
+                _micro(interval),
+                _micro(unknown),
+                _micro(not_before),
+                self.crawler_id,
+                _micro(raised),
+                int(origin),
+                _micro(period),
+                _micro(tolerance),
+            ],
         )
         return Reservation(
             int(wait) / 1e6,
