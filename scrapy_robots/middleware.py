@@ -75,7 +75,7 @@ class RobotsTxtMiddleware:
         self.cache = RobotsCache(config.cache_parsed, config.cache_size)
         check_storage_class("ROBOTSTXT_CACHE_STORAGE", config.storage_class)
         self.storage: RobotsStorage = build_from_crawler(config.storage_class, crawler)
-        self.room = WaitingRoom(crawler, config.max_waiting, config.requeue_on_close)
+        self.room = WaitingRoom(crawler, config.max_waiting, config.requeue_on_close, self.storage.leases())
         shared = self.storage.pacer()
         self.pacing = self._pacing(crawler, shared, self.room)
         # "Slow down" answers to pages pause their slot: the backoff extension hears them

@@ -19,3 +19,17 @@ def start_crawler(urls: list[str], redis_url: str, **settings: Any) -> CrawlerHa
     # (bench/paced_stop.py --tree), else the installed package.
     pythonpath = os.pathsep.join(filter(None, [str(PROJECT), os.environ.get("PYTHONPATH")]))
     return start_process(args + settings_args(settings), out, cwd=PROJECT, pythonpath=pythonpath)
+
+
+def seed_queue(redis_url: str, urls: list[str]) -> None:
+    """Put ``urls`` in scrapy-redis's shared queue of the fleet project's spider, as an
+    operator's feeder does: the crawlers start with nothing of their own."""
+    import pickle
+
+    import redis as redis_py
+    from scrapy import Request
+
+    client = redis_py.Redis.from_url(redis_url)
+    for url in urls:
+        client.execute_command("ZADD", "fleet:requests", 0, pickle.dumps(Request(url).to_dict(), protocol=-1))
+    client.close()

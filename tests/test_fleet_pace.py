@@ -7,7 +7,6 @@ two consecutive requests to a paced slot under 95 % of its delay."""
 
 from __future__ import annotations
 
-import pickle
 import time
 from urllib.parse import urlsplit
 
@@ -166,49 +165,6 @@ async def test_flushall_mid_crawl_keeps_the_pace(serve, redis):
         for site in sites:
             assert_polite(gaps_between(starts(site), began, began + 3), delay, f"after FLUSHALL {n + 1}, {site.url}")
     assert any(r["stats"].get("robotstxt/fleet/pace_reset", 0) for r in results)
-
-
-def seed_queue(redis_url: str, urls: list[str]) -> None:
-    """Put ``urls`` in scrapy-redis's shared queue of the fleet project's spider, as an
-    operator's feeder does: the crawlers start with nothing of their own."""
-    import redis as redis_py
-    from scrapy import Request
-
-    client = redis_py.Redis.from_url(redis_url)
-    for url in urls:
-        client.execute_command("ZADD", "fleet:requests", 0, pickle.dumps(Request(url).to_dict(), protocol=-1))
-    client.close()
-
-
-@pytest_twisted.ensureDeferred
-async def test_a_killed_crawler_loses_no_more_than_its_download_places(serve, redis):
-    # scrapy-redis's shared queue: what a crawler took out of it and had not fetched when
-    # it was killed is lost. Requests waiting for their turn in the fleet's pace hold
-    # their download places (CONCURRENT_REQUESTS); those parked for robots.txt are at most
-    # ROBOTSTXT_MAX_WAITING, CONCURRENT_REQUESTS by default with a shared queue.
-    sites = [serve(body(robots(0.3))) for _ in range(4)]
-    # The fleet knows the sites' robots.txt already (a crawl that went before): no
-    # request waits for one.
-    await finished([start_crawler([f"{site.url}/warm" for site in sites], redis.url, **OWN_QUEUE)])
-    urls = [f"{site.url}/p{i}" for i in range(16) for site in sites]
-    seed_queue(redis.url, urls)
-    concurrency = 4
-    handles = [start_crawler([], redis.url, CONCURRENT_REQUESTS=concurrency) for _ in range(3)]
-    while sum(len(site.page_hits()) for site in sites) < 12:
-        await sleep(0.05)
-    handles[0].kill()
-    results = [result for _, result in await DeferredList([h.done for h in handles])]
-    for result in results[1:]:
-        assert result["exit"] == 0, result["log"][-3000:]
-    fetched = {f"{site.url}{hit.path}" for site in sites for hit in site.page_hits() if hit.path != "/warm"}
-    lost = set(urls) - fetched
-    assert len(lost) <= 2 * concurrency, (
-        f"{len(lost)} of {len(urls)} pages never fetched",
-        [len(r["downloaded"]) for r in results],
-        results[0]["log"][-3000:],
-    )
-    for site in sites:
-        assert_polite(gaps_between(starts(site))[1:], 0.3, site.url)
 
 
 @pytest_twisted.ensureDeferred

@@ -3,7 +3,8 @@
 ``ROBOTSTXT_CACHE_STORAGE`` names the class (built with ``build_from_crawler``, as
 Scrapy's ``HTTPCACHE_STORAGE``). The middleware speaks only to this interface: a
 storage keeps entries (their fields and body, never a parser), and may add a fleet-wide
-single fetch (``fetch_once``) and a shared pace (``pacer``). Memory, SQLite and Redis
+single fetch (``fetch_once``), a shared pace (``pacer``) and leases on the requests
+waiting in the crawler (``leases``). Memory, SQLite and Redis
 are implementations; so can a user's own be.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import inspect
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from scrapy_robots.cache.entry import RobotsEntry, pack, unpack
@@ -20,6 +22,7 @@ from scrapy_robots.settings.readers import object_name
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+    from scrapy.http import Request
 
 
 class SitePacer(Protocol):
@@ -34,6 +37,16 @@ class SitePacer(Protocol):
 
     async def mark_start(self, site: str, delay: float, ago: float) -> bool | None:
         """Count a start made ``ago`` seconds ago (the robots.txt fetch) in the pace."""
+
+
+class RequestLeases(Protocol):
+    """Where the requests waiting in this crawler (for robots.txt, for their turn) are
+    leased, so that another crawler gives them back to a shared queue if this one dies
+    (the fleet's: :mod:`scrapy_robots.fleet.leases`)."""
+
+    def held(self, request: Request) -> AbstractContextManager[None]:
+        """``request`` is leased while the context lasts (never awaited: a lease is written later)."""
+        ...
 
 
 @runtime_checkable
@@ -86,6 +99,10 @@ class RobotsStorage:
 
     def pacer(self) -> SitePacer | None:
         """A pace shared with other crawlers, or None: the downloader slot paces alone."""
+        return None
+
+    def leases(self) -> RequestLeases | None:
+        """Leases on the requests waiting in this crawler, or None: what a crawler holds dies with it."""
         return None
 
     def describe(self) -> str:

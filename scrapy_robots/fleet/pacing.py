@@ -398,7 +398,11 @@ class SharedPacing(SitePacing):
         # It waits outside the downloader's CONCURRENT_REQUESTS, as a request in the local
         # pace's line does (pace/lines.py): a site handed out meanwhile goes at once (#49:
         # 54 fleet-paced requests had sat in `active` at CONCURRENT_REQUESTS 16).
-        with self.slots.holding_slot(request), concurrency_released(self.crawler, request):
+        with (
+            self.slots.holding_slot(request),
+            concurrency_released(self.crawler, request),
+            self.room.leased(request),  # the fleet gives it back if this crawler dies meanwhile
+        ):
             line = self._lines.setdefault(key, [asyncio.Lock(), 0])
             line[1] += 1
             try:

@@ -26,6 +26,7 @@ from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry, RobotsStorage
 from scrapy_robots.cache.entry import entry_from_record, pack, unpack
+from scrapy_robots.fleet.leases import RequestLeases
 from scrapy_robots.fleet.link import MISCONFIGURED, FleetUnavailable, RedisLink
 from scrapy_robots.fleet.lock import FetchLock
 from scrapy_robots.fleet.pacing import FleetPacer
@@ -115,6 +116,8 @@ class RedisRobotsStorage(RobotsStorage):
             pacing_outage=fleet.outage,
             keep_after_expiry=fleet.keep_after_expiry,
         )
+        if fleet.leases:  # a shared queue: another crawler gives back what this one held if it dies
+            storage._leases = RequestLeases(crawler, link, fleet.prefix, fleet.lease_ttl)
         crawler.signals.connect(storage._verify_at_start, signal=signals.spider_opened)
         storage.where = fleet.where()
         return storage
@@ -127,9 +130,15 @@ class RedisRobotsStorage(RobotsStorage):
 
     #: The fleet's Redis as the start-up line names it, without a password (set by from_crawler).
     where = "Redis"
+    #: The leases on this crawler's waiting requests (ROBOTSTXT_FLEET_LEASES; set by from_crawler).
+    _leases: RequestLeases | None = None
 
     def describe(self) -> str:
-        return f"for the fleet in {self.where}, under the key prefix {self.prefix!r}"
+        leased = ", the requests waiting in this crawler leased there" if self._leases is not None else ""
+        return f"for the fleet in {self.where}, under the key prefix {self.prefix!r}{leased}"
+
+    def leases(self) -> RequestLeases | None:
+        return self._leases
 
     def pacer(self) -> FleetPacer | None:
         """The fleet's pace, unless ROBOTSTXT_FLEET_PACING is off."""
@@ -144,6 +153,8 @@ class RedisRobotsStorage(RobotsStorage):
         self.write_back.stop()
         await self.write_back.share_unshared()
         await self.lock.release_all()  # fetches cut short by the close leave no lock behind
+        if self._leases is not None:
+            await self._leases.close()
         await self.link.close()
 
     def _key(self, site: str) -> str:

@@ -25,7 +25,7 @@ import logging
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import IgnoreRequest
@@ -39,6 +39,8 @@ from scrapy_robots.pace.slots import concurrency_released, engine_closing
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
+
+    from scrapy_robots.cache.storage import RequestLeases
 
 logger = logging.getLogger(__name__)
 
@@ -136,8 +138,16 @@ class SingleFlight:
 
 
 class WaitingRoom:
-    def __init__(self, crawler: Crawler, max_waiting: int, requeue_on_close: bool = False):
+    def __init__(
+        self, crawler: Crawler, max_waiting: int, requeue_on_close: bool = False, leases: RequestLeases | None = None
+    ):
         self.crawler = crawler
+        #: While a request waits (here, or in the fleet's turn: fleet/pacing.py), it is leased
+        #: where the storage says (the fleet's Redis, fleet/leases.py), so that another
+        #: crawler gives it back to the shared queue if this one dies; chosen once.
+        self.leased: Callable[[Request], AbstractContextManager[None]] = (
+            leases.held if leases is not None else _not_leased
+        )
         self.stats = crawler.stats
         self.max_waiting = max_waiting
         self.requeue_on_close = requeue_on_close
@@ -200,7 +210,8 @@ class WaitingRoom:
         short pause in its download place (the engine would otherwise pull it straight
         back while nothing else is queued)."""
         self.stats.inc_value("robotstxt/waiting/requeued")
-        await sleep(OVERFLOW_PAUSE)
+        with self.leased(request):  # it holds a download place, still the package's: leased too
+            await sleep(OVERFLOW_PAUSE)
         # One step, not one per return: a JOBDIR queue keeps the priority (and opens a
         # queue on disk for each), a resumed crawl included.
         before = request.meta.get(PRIORITY_BEFORE_OVERFLOW, request.priority)
@@ -231,7 +242,7 @@ class WaitingRoom:
         self.per_site[site] += 1
         self._start_watching()
         try:
-            with concurrency_released(self.crawler, request):
+            with concurrency_released(self.crawler, request), self.leased(request):
                 return await maybe_deferred_to_future(release)
         finally:
             del self._parked[release]
@@ -304,3 +315,7 @@ class WaitingRoom:
         # A robots.txt download in flight is in the engine's "in progress" set too:
         # it would hold the close up to ROBOTSTXT_TIMEOUT.
         self.flights.cancel_all()
+
+
+def _not_leased(request: Request) -> AbstractContextManager[None]:
+    return nullcontext()

@@ -64,6 +64,14 @@ def _max_waiting(settings: BaseSettings) -> int:
     return 10_000
 
 
+def _leases(settings: BaseSettings) -> bool:
+    # scrapy-redis' scheduler: a queue shared by the fleet, where another crawler can take
+    # back what a dead one held (the fleet's storage alone reads this setting).
+    scheduler = settings.get("SCHEDULER")
+    name = scheduler if isinstance(scheduler, str) else f"{getattr(scheduler, '__module__', '')}."
+    return name.startswith("scrapy_redis.")
+
+
 #: Setting -> default: a value, or a :class:`Computed`. In the order of docs/settings.rst.
 DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
     {
@@ -140,6 +148,10 @@ DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
         "ROBOTSTXT_FLEET_PACING_MARGIN": 0.05,
         "ROBOTSTXT_FLEET_OUTAGE": "spread",
         "ROBOTSTXT_FLEET_KEEP_AFTER_EXPIRY": 172800.0,
+        # The requests waiting in a crawler, leased in Redis: given back to the shared
+        # queue by another crawler when this one's heartbeat stops (fleet/leases.py).
+        "ROBOTSTXT_FLEET_LEASES": Computed("``True`` with scrapy-redis' ``SCHEDULER``, else ``False``", _leases),
+        "ROBOTSTXT_FLEET_LEASE_TTL": 15.0,
         # How our parser reads files (rfc9309/: Options has the same defaults, tested).
         "ROBOTSTXT_RFC9309_PRECEDENCE": "longest",
         "ROBOTSTXT_RFC9309_WILDCARDS": True,

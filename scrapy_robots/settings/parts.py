@@ -50,6 +50,10 @@ class FleetConfig:
     sentinel_service: str = "mymaster"
     #: seconds a site's record stays in Redis after it expired (ROBOTSTXT_FLEET_KEEP_AFTER_EXPIRY)
     keep_after_expiry: float = 172800.0
+    #: the requests waiting in this crawler are leased in Redis (ROBOTSTXT_FLEET_LEASES),
+    #: and given back by another crawler when its heartbeat (ROBOTSTXT_FLEET_LEASE_TTL) stops
+    leases: bool = False
+    lease_ttl: float = 15.0
 
     def where(self) -> str:
         """The fleet's Redis as the start-up line names it: the deployment and its
@@ -104,7 +108,15 @@ class FleetConfig:
             sentinels=sentinels,
             sentinel_service=_sentinel_service(settings),
             keep_after_expiry=number(settings, "ROBOTSTXT_FLEET_KEEP_AFTER_EXPIRY", float, minimum=0),
+            leases=_leases(settings),
+            lease_ttl=number(settings, "ROBOTSTXT_FLEET_LEASE_TTL", float, minimum=1),
         )
+
+
+def _leases(settings: BaseSettings) -> bool:
+    if settings.get("ROBOTSTXT_FLEET_LEASES") in (None, ""):
+        return bool(default("ROBOTSTXT_FLEET_LEASES", settings))
+    return read_bool(settings, "ROBOTSTXT_FLEET_LEASES")
 
 
 def without_password(url: str) -> str:
