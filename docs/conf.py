@@ -42,4 +42,5 @@ nitpick_ignore = [
     ("py:class", "datetime.time"),
     ("py:class", "collections.abc.Callable"),
     ("py:class", "collections.abc.Awaitable"),
+    ("py:class", "AbstractContextManager"),
 ]

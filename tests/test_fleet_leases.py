@@ -22,7 +22,7 @@ PREFIX = "scrapy_robots:fleetbot"
 TTL = 4
 #: What the dead crawler may lose: the requests in its downloader (CONCURRENT_REQUESTS at
 #: most; one per site at a time here, the sites answering at once) and those that began to
-#: wait in the last half second (leases are written twice a second): docs/fleet.rst.
+#: wait in the last quarter second (leases are written four times a second): docs/fleet.rst.
 CONCURRENCY = 4
 
 
@@ -74,7 +74,7 @@ async def test_killed_crawlers_requests_go_back_to_the_queue_twice_in_a_row(serv
     kills = []
     for victim, after in ((0, 30), (1, 100)):
         await until(lambda after=after: sum(page_counts(sites).values()) >= after, 40, f"{after} pages")
-        # It holds leased requests (written twice a second) when it dies.
+        # It holds leased requests (written four times a second) when it dies.
         await until(lambda: leased(redis.url) >= 3, 10, "requests leased")
         handles[victim].kill()
         kills.append((time.monotonic(), leased(redis.url)))

@@ -42,7 +42,7 @@ class SitePacer(Protocol):
 class RequestLeases(Protocol):
     """Where the requests waiting in this crawler (for robots.txt, for their turn) are
     leased, so that another crawler gives them back to a shared queue if this one dies
-    (the fleet's: :mod:`scrapy_robots.fleet.leases`)."""
+    (the fleet's: ``scrapy_robots.fleet.leases``)."""
 
     def held(self, request: Request) -> AbstractContextManager[None]:
         """``request`` is leased while the context lasts (never awaited: a lease is written later)."""
