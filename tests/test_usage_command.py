@@ -189,3 +189,39 @@ def test_usage_shows_tdmrep_beside_robots_txt_and_counts_one_fetch_per_site(tmp_
     assert "tdmrep       unset for train-ai: no rule of tdmrep.json matches /x" in text
     assert f"{base}/x: allowed" in text
     assert log.read_text().count("GET /.well-known/tdmrep.json") == 1  # the live run's, none from --file
+
+
+def _robots_of(tmp_path, text: str, *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "drafts.txt").write_text(text)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", "robots", "--file", "drafts.txt", *args],
+        cwd=tmp_path,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_signal_before_any_user_agent_says_its_reading_in_the_report(tmp_path):
+    text = "Content-Signal: search=yes, ai-train=no\nUser-agent: *\nAllow: /\n"
+    out = _robots_of(tmp_path, text, "--usage", "train-ai,search", "https://e.com/a", "https://e.com/b")
+    reading = "line 1 (Content-Signal: search=yes, ai-train=no (before any User-agent: read for every crawler))"
+    assert out.stdout.count(f"reason       Forbidden by robots.txt usage preference: {reading} denies train-ai") == 2, (
+        out.stdout + out.stderr
+    )
+    assert f"search: allowed by {reading[:6]}" in out.stdout
+    lint = _robots_of(tmp_path, text, "--lint", "https://e.com/")
+    assert "reads it for every crawler" in lint.stdout, lint.stdout + lint.stderr
+
+
+def test_a_url_the_rules_disallow_has_no_preference(tmp_path):
+    # attach-05 section 3.4: /never/test is not crawlable, its usage preference N/A.
+    text = "User-agent: *\nAllow: /\nDisallow: /never/\nContent-Usage: train-ai=n\n"
+    out = _robots_of(tmp_path, text, "--usage", "train-ai", "https://e.com/never/test", "https://e.com/test")
+    lines = out.stdout.splitlines()
+    at = lines.index("https://e.com/never/test: denied")
+    assert "rule         line 3: Disallow: /never/" in lines[at + 3], out.stdout
+    assert "usage        train-ai: allowed, not stated (unstated means allowed)" in lines[at + 5], out.stdout
+    assert "usage        train-ai: denied by line 4 (Content-Usage: train-ai=n)" in out.stdout

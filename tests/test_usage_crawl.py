@@ -142,7 +142,7 @@ async def test_header_stricter_than_robots_drops_the_items(serve):
 
 @pytest_twisted.ensureDeferred
 async def test_header_in_tag_mode_keeps_the_items(serve):
-    strict = body("<html></html>", headers={"Content-Usage": "bots=n"})
+    strict = body("<html></html>", headers={"Content-Usage": "search=n"})
     site = serve(body(LENIENT), routes={"/strict": strict})
     crawler = await usage_crawl([f"{site.url}/strict"], ROBOTSTXT_USAGE=["search"], ROBOTSTXT_USAGE_MODE="tag")
     assert stat(crawler, "item_scraped_count") == 1
@@ -265,3 +265,110 @@ async def test_the_usage_settings_are_read_once_per_crawl(serve, monkeypatch):
     assert len(reads) == 1
     assert stat(crawler, "robotstxt/usage/denied/train-ai") == 1  # both parts at work on that reading
     assert crawler.spider.downloaded == [f"{site.url}/open/a"]
+
+
+# The drafts as they stand (vocab-08, attach-05): what an earlier reading decided otherwise.
+# bots=n filled every purpose (vocab-03/-04's umbrella) and a rule silent on the purpose
+# let a shorter one speak; train-genai was read for train-genai alone.
+DRAFTS = """\
+User-agent: *
+Content-Usage: bots=n
+Content-Usage: /genai/ train-genai=n
+Content-Usage: /news/ search=y
+"""
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_drafts_reading_in_a_crawl(serve):
+    old_header = body("<html></html>", headers={"Content-Usage": "bots=n"})
+    site = serve(body(DRAFTS), routes={"/h": old_header})
+    urls = [f"{site.url}/a", f"{site.url}/genai/x", f"{site.url}/news/1", f"{site.url}/h"]
+    crawler = await usage_crawl(urls, ROBOTSTXT_USAGE=["train-ai"], CONCURRENT_REQUESTS=1)
+    # Allowed now: bots=n fills nothing, the /news/ rule says nothing of train-ai.
+    assert sorted(_path(u) for u in crawler.spider.downloaded) == ["a", "h", "news/1"]
+    assert crawler.spider.tags[f"{site.url}/a"]["train-ai"]["stated"] is False
+    assert crawler.spider.tags[f"{site.url}/news/1"]["train-ai"]["stated"] is False
+    # Denied now: vocab-02/-03's train-genai is read as train-ai.
+    reason = crawler.spider.ignored[f"{site.url}/genai/x"]
+    assert "line 3 (Content-Usage: /genai/ train-genai=n) denies train-ai" in reason, reason
+    assert "/genai/x" not in site.paths()
+    assert stat(crawler, "robotstxt/usage/denied/train-ai") == 1
+    # The page whose header says bots=n keeps its item.
+    assert stat(crawler, "item_scraped_count") == 3
+    assert stat(crawler, "robotstxt/usage/items_dropped/train-ai") == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_drafts_reading_for_the_other_purposes(serve):
+    # The labels next to train-ai: bots=n denies neither search nor ai-use any more.
+    site = serve(body(DRAFTS), routes={"/h": body("<html></html>", headers={"Content-Usage": "bots=n"})})
+    urls = [f"{site.url}/a", f"{site.url}/genai/x", f"{site.url}/news/1", f"{site.url}/h"]
+    crawler = await usage_crawl(urls, ROBOTSTXT_USAGE=["search", "ai-use"])
+    assert len(crawler.spider.downloaded) == 4 and not crawler.spider.ignored
+    news = crawler.spider.tags[f"{site.url}/news/1"]
+    assert (news["search"]["decision"], news["search"]["line"]) == ("allow", 4)
+    assert news["ai-use"]["stated"] is False
+    assert stat(crawler, "item_scraped_count") == 4
+
+
+# Content-Signal before the first User-agent (sites disagree on the placement), and the
+# same line in the group.
+FILE_WIDE = "Content-Signal: search=yes, ai-train=no\nUser-agent: *\nDisallow: /private\n"
+IN_GROUP = "User-agent: *\nContent-Signal: search=yes, ai-train=no\nDisallow: /private\n"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_signal_before_any_user_agent_denies_and_says_its_reading(serve, caplog):
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    before, inside = serve(body(FILE_WIDE)), serve(body(IN_GROUP))
+    urls = [f"{site.url}/{path}" for site in (before, inside) for path in ("p1", "p2", "private/x")]
+    crawler = await usage_crawl(urls, ROBOTSTXT_USAGE=["train-ai"])
+    assert not crawler.spider.downloaded
+    assert stat(crawler, "robotstxt/usage/denied/train-ai") == 4
+    assert stat(crawler, "robotstxt/forbidden") == 2  # the rules first, in both
+    assert (
+        "line 1 (Content-Signal: search=yes, ai-train=no (before any User-agent: read for every crawler))"
+        in (crawler.spider.ignored[f"{before.url}/p1"])
+    )
+    assert "line 2 (Content-Signal: search=yes, ai-train=no) denies" in crawler.spider.ignored[f"{inside.url}/p1"]
+    lines = sorted(
+        r.getMessage() for r in caplog.records if r.levelno == logging.INFO and "usage preference" in r.getMessage()
+    )
+    assert lines == sorted(
+        [
+            f"robots.txt for {before.url}: requests denied by its usage preference, line 1 (Content-Signal: "
+            "search=yes, ai-train=no (before any User-agent: read for every crawler)) denies train-ai "
+            "(ROBOTSTXT_USAGE); logged once per site",
+            f"robots.txt for {inside.url}: requests denied by its usage preference, line 2 (Content-Signal: "
+            "search=yes, ai-train=no) denies train-ai (ROBOTSTXT_USAGE); logged once per site",
+        ]
+    ), lines
+
+
+# attach-05 section 3.4's example, crawled by the agent it names and by another.
+EXAMPLE = """\
+User-Agent: *
+Allow: /
+Disallow: /never/
+Content-Usage: train-ai=n
+Content-Usage: /ai-ok/ train-ai=y
+
+User-Agent: ExampleBot
+Allow: /
+Content-Usage: train-ai=y
+"""
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_attach_example_crawled_by_two_agents(serve):
+    site = serve(body(EXAMPLE))
+    urls = [f"{site.url}{path}" for path in ("/test", "/never/test", "/ai-ok/test")]
+    example = await usage_crawl(urls, ROBOTSTXT_USAGE=["train-ai"], USER_AGENT="ExampleBot/1.0")
+    assert sorted(_path(u) for u in example.spider.downloaded) == ["ai-ok/test", "never/test", "test"]
+    assert {tag["train-ai"]["line"] for tag in example.spider.tags.values()} == {9}
+    other = await usage_crawl(urls, ROBOTSTXT_USAGE=["train-ai"], USER_AGENT="OtherBot/1.0")
+    assert [_path(u) for u in other.spider.downloaded] == ["ai-ok/test"]
+    assert other.spider.tags[f"{site.url}/ai-ok/test"]["train-ai"]["line"] == 5
+    assert "line 4 (Content-Usage: train-ai=n)" in other.spider.ignored[f"{site.url}/test"]
+    assert stat(other, "robotstxt/forbidden") == 1  # /never/: not crawlable, no preference
+    assert stat(other, "robotstxt/usage/denied/train-ai") == 1

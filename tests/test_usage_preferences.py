@@ -50,13 +50,15 @@ def test_path_scoped_usage_and_a_conflicting_signal_deny_wins():
     assert found.decision == "deny" and found.line == 3
 
 
-def test_named_group_longest_scope_and_parent_label():
-    # FooBot's own group: train-genai=n everywhere, train-ai=y under /datasets/.
+def test_named_group_longest_scope_and_no_parent_label():
+    # FooBot's own group: train-genai=n (an earlier draft's label, read as train-ai)
+    # everywhere, train-ai=y under /datasets/.
     assert preference(SAMPLE, "FooBot/1.0", "/x", "train-genai").decision == "deny"
+    assert preference(SAMPLE, "FooBot/1.0", "/x", "train-ai").decision == "deny"
     scoped = preference(SAMPLE, "FooBot", "/datasets/a", "train-genai")
-    # The /datasets/ scope is longer: its train-ai=y answers train-genai through the parent label.
+    # The /datasets/ scope is longer: its train-ai=y decides.
     assert scoped.decision == "allow" and scoped.line == 9
-    assert preference(SAMPLE, "FooBot", "/x", "train-ai").stated is False
+    assert preference(SAMPLE, "FooBot", "/x", "search").stated is False
     assert preference(SAMPLE, "FooBot", "/x", "search").decision == "allow"
 
 
@@ -66,11 +68,13 @@ def test_unstated_is_allowed_and_a_file_without_lines_keeps_nothing():
     assert found.decision == "allow" and not found.stated
 
 
-def test_malformed_lines_are_ignored_and_stray_lines_belong_to_nobody():
+def test_malformed_lines_are_ignored_and_a_stray_signal_is_read_for_everyone():
     text = "Content-Signal: ai-train=no\nUser-agent: *\nContent-Usage: train-ai=n,\nContent-Signal: ai_train=no\n"
     robots = RobotsTxt.parse(text)
     assert robots.stray_preferences == ((1, "ai-train=no"),)
-    assert preference(robots, "Bot", "/", "train-ai").stated is False
+    assert preference(robots, "Bot", "/", "train-ai").stated is False  # a RobotsTxt cannot tell
+    assert preference(site_preferences(text), "Bot", "/", "train-ai").line == 1
+    assert preference(text.replace("Content-Signal: ai-train=no\nU", "U"), "Bot", "/", "train-ai").stated is False
 
 
 def test_explain_includes_the_preference_lines():
@@ -105,6 +109,7 @@ def test_structured_field_dictionary(text, expected):
 
 def test_vocabulary_values():
     assert parse_content_usage("train-ai=n, search=y, bots=maybe") == {"train-ai": False, "search": True}
+    assert parse_content_usage("bots=n") == {"bots": False}  # kept, and read by no purpose
     assert parse_content_usage('train-ai="n"') == {}
     assert parse_content_signal("Search=Yes, ai-train=no") == {"search": True, "ai-train": False}
     assert parse_content_signal("search yes") is None
@@ -112,7 +117,8 @@ def test_vocabulary_values():
 
 def test_header():
     assert header_preference("train-ai=n", "train-genai").decision == "deny"
-    assert header_preference("bots=n", "search").decision == "deny"
+    assert header_preference("bots=n", "search").stated is False  # vocab-08: no umbrella
+    assert header_preference("search=n", "search").decision == "deny"
     assert header_preference("search=y", "train-ai").stated is False
     assert header_preference("train-ai=n;;", "train-ai") is None
     assert header_preference(None, "train-ai").stated is False

@@ -29,6 +29,7 @@ from scrapy_robots.rfc9309 import (
     parse_visit_time,
 )
 from scrapy_robots.usage import (
+    LEGACY_LABELS,
     SIGNALS,
     USAGE_LABELS,
     parse_content_signal,
@@ -39,7 +40,7 @@ from scrapy_robots.usage import (
 # The linter must see groups exactly as the parser builds them (a Sitemap line does
 # not close a run of User-agent lines, rules before any User-agent belong to nobody):
 # it extends the parser's own builder rather than restate those rules.
-from scrapy_robots.utils.sfv import parse_sf_dictionary
+from scrapy_robots.utils.sfv import Token, parse_sf_dictionary
 
 #: RFC 9309 2.5: crawlers must parse at least 500 KiB; many stop right there.
 SIZE_LIMIT: Final = 500 * 1024
@@ -62,6 +63,8 @@ MISSPELT: Final = "misspelt-directive"
 NOT_UTF8: Final = "not-utf8"
 BAD_PREFERENCE: Final = "bad-preference"
 UNKNOWN_PREFERENCE: Final = "unknown-preference"
+LEGACY_LABEL: Final = "legacy-label"
+FILE_WIDE_SIGNAL: Final = "file-wide-signal"
 MISSING_COLON: Final = "missing-colon"
 LEGACY_CHARSET: Final = "legacy-charset"
 RELATIVE_LICENSE: Final = "relative-license"
@@ -243,7 +246,17 @@ class RobotsTxtLinter(GroupBuilder):
 
     def handle_content_signal(self, line: int, value: str) -> None:
         self._spelling(line, "Content-Signal")
-        if self._group_record(line, "Content-Signal", value, None):
+        if self._group is None:
+            # Sites put it there as often as in a group; scrapy_robots.usage reads it for
+            # every crawler: say so, and check it as any other.
+            self._add(
+                line,
+                FILE_WIDE_SIGNAL,
+                f"Content-Signal: {value} comes before any User-agent line: scrapy-robots reads it for every "
+                "crawler, with each group's own Content-Signal lines (a 'no' wins); readers that take it as a "
+                "group record ignore it: put it in the User-agent: * group to be read the same everywhere",
+            )
+        if self._group is None or self._group_record(line, "Content-Signal", value, None):
             parsed = parse_content_signal(value)
             if parsed is None:
                 self._add(
@@ -255,15 +268,17 @@ class RobotsTxtLinter(GroupBuilder):
 
     def handle_content_usage(self, line: int, value: str) -> None:
         self._spelling(line, "Content-Usage")
-        if self._group_record(line, "Content-Usage", value, None):
+        if self._group is None:
+            self._add(
+                line,
+                RECORD_BEFORE_USER_AGENT,
+                f"Content-Usage: {value} comes before any User-agent line: it applies to no crawler "
+                "(attach-05 section 3: a rule of a group)",
+            )
+        else:
             scope, prefs = split_usage_rule(value)
             if parse_content_usage(prefs) is None:
-                self._add(
-                    line,
-                    BAD_PREFERENCE,
-                    f"Content-Usage: {value} is not '[/path] label=y|n, ...' (an RFC 9651 dictionary): "
-                    "the line is ignored",
-                )
+                self._add(line, BAD_PREFERENCE, _usage_syntax(value, scope, prefs))
             else:
                 self._check_names(line, "Content-Usage", parse_sf_dictionary(prefs) or {}, USAGE_LABELS, "y/n")
         super().handle_content_usage(line, value)
@@ -292,12 +307,16 @@ class RobotsTxtLinter(GroupBuilder):
         self, line: int, directive: str, parsed: dict[str, object], known: frozenset[str], values: str
     ) -> None:
         for name, value in parsed.items():
-            if name not in known:
+            if directive == "Content-Usage" and name in LEGACY_LABELS:
+                self._add(line, LEGACY_LABEL, _legacy_message(name))
+            elif name not in known:
                 close = difflib.get_close_matches(name.replace("_", "-"), sorted(known), n=1, cutoff=0.6)
                 hint = f" (did you mean {close[0]}?)" if close else ""
                 self._add(line, UNKNOWN_PREFERENCE, f"{directive}: unknown name {name!r}{hint}: it is ignored")
-            elif str(value) not in values.split("/"):
-                self._add(line, BAD_PREFERENCE, f"{directive}: {name}={value} is not {values}: it is ignored")
+            elif not isinstance(value, Token) or value not in values.split("/"):
+                # A string "n" or a bare key (true) is no Token: unknown (vocab-08 6.5).
+                shown = "" if value is True else f"={_sf_text(value)}"
+                self._add(line, BAD_PREFERENCE, f"{directive}: {name}{shown} is not {name}={values}: it is ignored")
 
     def _group_record(self, line: int, directive: str, value: str, earlier: object) -> bool:
         """Whether a group record is read at all; says why not."""
@@ -362,6 +381,39 @@ class RobotsTxtLinter(GroupBuilder):
                         "paths and wins (longest match, Allow wins ties; first-match parsers such as "
                         "urllib read it otherwise)",
                     )
+
+
+def _legacy_message(name: str) -> str:
+    """What a label of an earlier vocabulary draft means now (vocab-08), and to us."""
+    legacy = LEGACY_LABELS[name]
+    said = f"Content-Usage: {name!r} is a label of {legacy.drafts} ({legacy.meaning}); vocab-08 has no such label"
+    if legacy.read_as is not None:
+        return (
+            f"{said}: scrapy-robots still reads it as {legacy.read_as} (the same category), other readers "
+            f"ignore it: write {legacy.read_as}"
+        )
+    return (
+        f"{said}, and a broader label no longer fills a narrower one (no nesting since vocab-07): it is "
+        "ignored; state train-ai, ai-use and search each"
+    )
+
+
+def _usage_syntax(value: str, scope: str | None, prefs: str) -> str:
+    """Why a Content-Usage value does not parse, with the fix when it is a common one."""
+    message = (
+        f"Content-Usage: {value} is not '[/path] label=y|n, ...' (an RFC 9651 dictionary): every "
+        "preference of the line is unknown (vocab-08 6.5.1)"
+    )
+    first = value.split(None, 1)[0] if value.split() else ""
+    if scope is None and "=" not in first and len(value.split(None, 1)) == 2:
+        return f"{message}; a path must start with '/' (attach-05 3.2): {first!r} is read as part of the preference"
+    if parse_content_usage(prefs.lower()) is not None:
+        return f"{message}; labels are lower case (vocab-08 6.1): write {prefs.lower()}"
+    return message
+
+
+def _sf_text(value: object) -> str:
+    return f'"{value}"' if isinstance(value, str) and not isinstance(value, Token) else str(value)
 
 
 def lint_robotstxt(

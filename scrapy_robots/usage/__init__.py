@@ -1,49 +1,86 @@
 """AI usage preferences: what a site says fetched content may be used for.
 
-Two vocabularies, read from the same robots.txt groups as the rules:
+Two vocabularies, read from the same robots.txt as the rules:
 
-- ``Content-Signal: search=yes, ai-input=yes, ai-train=no`` (the Content Signals
-  Policy, draft-romm-aipref-contentsignals-00);
+- ``Content-Signal: search=yes, ai-input=yes, ai-train=no`` (Cloudflare's Content
+  Signals Policy, draft-romm-aipref-contentsignals-00), in a group or before the
+  first ``User-agent`` (read for every crawler: sites disagree on the placement);
 - ``Content-Usage: [path] train-ai=n`` (IETF AI Preferences: draft-ietf-aipref-vocab-08
   for the labels, draft-ietf-aipref-attach-05 for robots.txt and the HTTP header).
 
 :func:`preference` answers for one crawler, one path and one purpose, and quotes
 the deciding line; :func:`header_preference` reads a ``Content-Usage`` response
-header. The mapping between the vocabularies and every choice made where the
-drafts are silent are in ``docs/usage.rst``. No Scrapy import.
+header. The mapping between the vocabularies, the drafts' section for each rule and
+every choice made where they are silent are in ``docs/usage.rst``. No Scrapy import.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from scrapy_robots.rfc9309 import RobotsTxt, normalize_url_path, path_of
+from scrapy_robots.decoding import decode_robotstxt
+from scrapy_robots.rfc9309 import GroupBuilder, RobotsTxt, normalize, normalize_url_path, parse_robotstxt, path_of
 from scrapy_robots.utils.sfv import Token, parse_sf_dictionary
 
 #: The start of an IgnoreRequest message for a request denied for a declared purpose.
 DENIED_REASON: Final = "Forbidden by robots.txt usage preference"
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
-#: The purposes a crawl may declare, and the names accepted for them.
+    from scrapy_robots.rfc9309 import Options
+
+#: The purposes a crawl may declare, and the names accepted for them. ``train-genai``
+#: is kept for the settings written for earlier drafts: vocab-08's ``train-ai`` is
+#: generative AI training (section 4.1), so both read the same labels.
 PURPOSES: Final = ("search", "train-ai", "train-genai", "ai-use")
 ALIASES: Final = {"ai-train": "train-ai", "ai-input": "ai-use"}
 
-#: Content-Usage labels (vocab-08); a purpose reads its own label, then its
-#: parents' ("check the parent" in the vocabulary's processing model).
-USAGE_LABELS: Final = frozenset({"bots", "train-ai", "train-genai", "ai-use", "search"})
-_USAGE_CHAIN: Final = {
-    "search": ("search", "bots"),
-    "train-ai": ("train-ai", "bots"),
-    "train-genai": ("train-genai", "train-ai", "bots"),
-    "ai-use": ("ai-use", "bots"),
+#: The Content-Usage labels of vocab-08 (section 6.1; case-sensitive). There is no
+#: hierarchy (section 3): no label speaks for another.
+USAGE_LABELS: Final = frozenset({"train-ai", "ai-use", "search"})
+
+
+class LegacyLabel(NamedTuple):
+    """A label of an earlier vocabulary draft that sites still serve."""
+
+    drafts: str  #: where it came from
+    meaning: str  #: what it meant there
+    #: the vocab-08 label it is read as (an extension, vocab-08 section 6.4), or None:
+    #: ignored, as vocab-08 ignores every unknown label
+    read_as: str | None
+
+
+#: Labels of earlier drafts. Only a label naming exactly a vocab-08 category is read
+#: (as that category); a broader one (an umbrella, or every AI training, generative or
+#: not) would fill a specific category from a general one: the nesting vocab-07
+#: removed and vocab-08 keeps out.
+LEGACY_LABELS: Final = {
+    "genai": LegacyLabel("vocab-01", "generative AI training", "train-ai"),
+    "train-genai": LegacyLabel("vocab-02 and -03", "generative AI training", "train-ai"),
+    "ai": LegacyLabel("vocab-01", "AI training of any model, generative or not", None),
+    "tdm": LegacyLabel("vocab-01", "text and data mining, the umbrella of every category", None),
+    "inference": LegacyLabel("vocab-01", "input to any trained model", None),
+    "all": LegacyLabel("vocab-02", "automated processing, the umbrella of every category", None),
+    "bots": LegacyLabel("vocab-03 and -04", "automated processing, the umbrella of every category", None),
+    "ai-output": LegacyLabel("vocab-04", "output of any AI system, search results included", None),
+}
+
+#: The Content-Usage labels each purpose reads: its vocab-08 label and the legacy
+#: labels read as it. Each stated one is a statement; a ``n`` among them wins.
+_LABELS_OF: Final = {
+    "search": ("search",),
+    "train-ai": ("train-ai", "train-genai", "genai"),
+    "train-genai": ("train-ai", "train-genai", "genai"),
+    "ai-use": ("ai-use",),
 }
 #: Content-Signal names (contentsignals-00) and the purpose each one speaks for.
 SIGNALS: Final = frozenset({"search", "ai-input", "ai-train"})
 _SIGNAL_OF: Final = {"search": "search", "train-ai": "ai-train", "train-genai": "ai-train", "ai-use": "ai-input"}
+#: How the deciding text of a Content-Signal line before any User-agent says its reading.
+FILE_WIDE: Final = "before any User-agent: read for every crawler"
 
 ALLOW: Final = "allow"
 DENY: Final = "deny"
@@ -125,7 +162,10 @@ def parse_content_signal(value: str) -> dict[str, bool] | None:
 def parse_content_usage(value: str) -> dict[str, bool] | None:
     """``train-ai=n, search=y`` as ``{"train-ai": False, "search": True}``; None when malformed.
 
-    A value other than the tokens ``y`` / ``n`` leaves its label unstated (vocab-08).
+    vocab-08 section 6.5: an RFC 9651 Dictionary (a key given twice keeps its last value),
+    parameters disregarded, the Token ``y`` allows and ``n`` denies; any other value
+    leaves its label unstated. Every label is kept: :func:`usage_statement` reads the
+    ones a purpose knows and so ignores the others (section 6.4).
     """
     parsed = parse_sf_dictionary(value)
     if parsed is None:
@@ -133,28 +173,81 @@ def parse_content_usage(value: str) -> dict[str, bool] | None:
     return {key: item == "y" for key, item in parsed.items() if isinstance(item, Token) and item in ("y", "n")}
 
 
+def usage_statement(usage: Mapping[str, bool] | None, purpose: str) -> bool | None:
+    """What one parsed Content-Usage value says for ``purpose``: False (disallowed), True
+    (allowed) or None (unknown: nothing, or a value that did not parse, vocab-08 6.5.1).
+    Its labels for the purpose combine as separate statements (vocab-08 5.1)."""
+    if not usage:
+        return None
+    said = [usage[label] for label in _LABELS_OF[canonical_purpose(purpose)] if label in usage]
+    return None if not said else all(said)
+
+
 def split_usage_rule(value: str) -> tuple[str | None, str]:
-    """A robots.txt ``Content-Usage`` value as ``(path scope or None, preferences)``."""
+    """A robots.txt ``Content-Usage`` value as ``(path pattern or None, preferences)``.
+
+    attach-05 section 3.2: a value starting with ``/`` has a path, which ends at the first
+    SP or HTAB; any other value is all preference (``*.pdf train-ai=n`` too, which then
+    fails to parse).
+    """
     if value.startswith("/"):
-        scope, _, rest = value.partition(" ")
-        if not rest and "\t" in scope:
-            scope, _, rest = scope.partition("\t")
-        return scope, rest.strip(" \t")
+        match = _PATH_END.search(value)
+        if match is None:
+            return value, ""
+        return value[: match.start()], value[match.end() :]
     return None, value
 
 
+_PATH_END: Final = re.compile(r"[ \t]+")
+
+
 def _scope_length(scope: str | None, path: str) -> int:
-    """How specific a scope matching ``path`` is; -1 when it does not match."""
+    """How specific a path pattern matching ``path`` is (bytes of the encoded pattern,
+    attach-05 3.1); -1 when it does not match. No pattern: 0, below any path's."""
     if scope is None:
         return 0
-    pattern = normalize_url_path(scope)
+    pattern = normalize(scope)  # the pattern side, as for Allow and Disallow
     if "*" not in pattern and not pattern.endswith("$"):
         return len(pattern) if path.startswith(pattern) else -1
     regex = re.escape(pattern.rstrip("$")).replace(r"\*", ".*") + ("$" if pattern.endswith("$") else "")
     return len(pattern) if re.match(regex, path) else -1
 
 
-def site_preferences(body: bytes | str, encoding: str | None = None) -> RobotsTxt | None:
+class _PreferenceBuilder(GroupBuilder):
+    """The parser's groups, and the ``Content-Signal`` lines before any ``User-agent``
+    told apart from stray ``Content-Usage`` lines (the builder keeps both as nobody's)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.file_signals: list[tuple[int, str]] = []
+
+    def handle_content_signal(self, line: int, value: str) -> None:
+        if self._group is None:
+            self.file_signals.append((line, value))
+        super().handle_content_signal(line, value)
+
+
+class SitePreferences(RobotsTxt):
+    """A robots.txt parsed for its preference lines (:func:`site_preferences`)."""
+
+    __slots__ = ("file_signals",)
+
+    def __init__(self, builder: GroupBuilder, options: Options | None = None) -> None:
+        if options is None:
+            super().__init__(builder)
+        else:
+            super().__init__(builder, options)
+        #: ``(line, value)`` of the ``Content-Signal`` lines before any ``User-agent``.
+        self.file_signals: tuple[tuple[int, str], ...] = tuple(getattr(builder, "file_signals", ()))
+
+    @classmethod
+    def read(cls, body: bytes | str, encoding: str | None = None) -> SitePreferences:
+        builder = _PreferenceBuilder()
+        parse_robotstxt(decode_robotstxt(body, encoding), builder)
+        return cls(builder)
+
+
+def site_preferences(body: bytes | str, encoding: str | None = None) -> SitePreferences | None:
     """The robots.txt parsed for its preference lines, or None when it has none.
 
     What a crawl keeps per site: most files state nothing and cost nothing.
@@ -168,62 +261,83 @@ def site_preferences(body: bytes | str, encoding: str | None = None) -> RobotsTx
         and "contentusage" not in lowered
     ):
         return None
-    robots = RobotsTxt.parse(body, encoding=encoding)
-    if not any(group.signals or group.usages for group in robots._groups):
+    robots = SitePreferences.read(body, encoding)
+    if not robots.file_signals and not any(group.signals or group.usages for group in robots._groups):
         return None
     return robots
 
 
-def preference(robots: RobotsTxt | bytes | str | None, user_agent: str, url: str, purpose: str) -> Preference:
+def preference(
+    robots: RobotsTxt | bytes | str | None,
+    user_agent: str,
+    url: str,
+    purpose: str,
+    *,
+    crawlable: bool | None = None,
+) -> Preference:
     """What robots.txt prefers for ``purpose`` when ``user_agent`` fetches ``url``.
 
-    Reads the ``Content-Signal`` and ``Content-Usage`` lines of the group(s) the
-    agent obeys (the same groups as its rules). ``Content-Usage`` lines scoped to
-    a path that matches compete by specificity, the longest scope winning; every
-    ``Content-Signal`` line of the group counts. Among the lines that apply, a
-    ``no`` wins over a ``yes`` (vocab-08: allow + deny = deny); nothing stated
-    is ``allow``.
+    Reads the preference lines of the group(s) the agent obeys (the same groups as its
+    rules) and the ``Content-Signal`` lines before any ``User-agent`` (when ``robots`` is
+    a body or :func:`site_preferences`'s result). Of the ``Content-Usage`` rules, those
+    with the longest path matching ``url`` apply (attach-05 3.1); each applying line is a
+    statement, and they combine as vocab-08 5.1 says: a ``no`` wins, else a ``yes``,
+    else nothing is stated (``allow``). A URL the file's rules disallow has no
+    preference (attach-05 3.1); ``crawlable`` says it when the caller has asked its own
+    parser (True: the crawl's verdict), else this file's rules are asked.
     """
     purpose = canonical_purpose(purpose)
     if robots is None:
         return Preference(purpose, ALLOW, False)
     if not isinstance(robots, RobotsTxt):
-        robots = RobotsTxt.parse(robots)
+        robots = SitePreferences.read(robots)
+    if crawlable is None:
+        crawlable = robots.allowed(url, user_agent)
+    if not crawlable:
+        return Preference(purpose, ALLOW, False)
     path = normalize_url_path(path_of(url)) if "://" in url or url.startswith("/") else url
-    lines = robots.preference_lines(user_agent)
-    votes: list[tuple[bool, int, str]] = []
     signal = _SIGNAL_OF[purpose]
+    votes: list[tuple[bool, int, str]] = []
+    for line, value in getattr(robots, "file_signals", ()):
+        signals = parse_content_signal(value)
+        if signals is not None and signal in signals:
+            votes.append((signals[signal], line, f"Content-Signal: {value} ({FILE_WIDE})"))
     best = -1
-    usage_votes: list[tuple[bool, int, str]] = []
-    for line, name, value in lines:
+    applying: list[tuple[int, str, str]] = []
+    for line, name, value in robots.preference_lines(user_agent):
         if name == "Content-Signal":
             signals = parse_content_signal(value)
             if signals is not None and signal in signals:
                 votes.append((signals[signal], line, f"Content-Signal: {value}"))
             continue
         scope, prefs = split_usage_rule(value)
-        usage = parse_content_usage(prefs)
-        if usage is None:
-            continue
-        stated = next((usage[label] for label in _USAGE_CHAIN[purpose] if label in usage), None)
-        if stated is None:
-            continue
+        # The rule is chosen by its path alone: one that says nothing of the purpose (or
+        # does not parse) still hides a shorter one, as a longer Allow hides a Disallow.
         length = _scope_length(scope, path)
         if length < 0 or length < best:
             continue
         if length > best:
-            best, usage_votes = length, []
-        usage_votes.append((stated, line, f"Content-Usage: {value}"))
-    votes.extend(usage_votes)
-    if not votes:
+            best, applying = length, []
+        applying.append((line, value, prefs))
+    for line, value, prefs in applying:
+        stated = usage_statement(parse_content_usage(prefs), purpose)
+        if stated is not None:
+            votes.append((stated, line, f"Content-Usage: {value}"))
+    return _combined(purpose, votes)
+
+
+def _combined(purpose: str, votes: Iterable[tuple[bool, int, str]]) -> Preference:
+    """vocab-08 5.1: a denial wins, else an allowance, else nothing is stated; the deciding
+    line is the first (in file order) of the winning kind."""
+    ordered = sorted(votes, key=lambda vote: (vote[0], vote[1]))  # a "no" first, then file order
+    if not ordered:
         return Preference(purpose, ALLOW, False)
-    votes.sort(key=lambda vote: (vote[0], vote[1]))  # a "no" first, then file order
-    allowed, line, text = votes[0]
+    allowed, line, text = ordered[0]
     return Preference(purpose, ALLOW if allowed else DENY, True, line, text)
 
 
 def header_preference(value: str | None, purpose: str) -> Preference | None:
-    """What a ``Content-Usage`` response header says for ``purpose``.
+    """What a ``Content-Usage`` response header says for ``purpose`` (attach-05 section 2).
 
     None when the header is malformed; unstated when it is absent or silent.
     """
@@ -233,7 +347,7 @@ def header_preference(value: str | None, purpose: str) -> Preference | None:
     usage = parse_content_usage(value)
     if usage is None:
         return None
-    stated = next((usage[label] for label in _USAGE_CHAIN[purpose] if label in usage), None)
+    stated = usage_statement(usage, purpose)
     if stated is None:
         return Preference(purpose, ALLOW, False, source="header")
     return Preference(purpose, ALLOW if stated else DENY, True, None, f"Content-Usage: {value}", "header")
@@ -304,7 +418,8 @@ def check_request(
     tags = meta.setdefault(META_KEY, {})
     denied = None
     for purpose in config.purposes:
-        found = preference(robots, user_agent, url, purpose)
+        # The crawl's own parser allowed the URL (the verdict asks the rules first).
+        found = preference(robots, user_agent, url, purpose, crawlable=True)
         other = also.get(purpose) if also else None
         if other is not None:
             found = stricter(found, other)
