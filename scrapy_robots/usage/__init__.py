@@ -164,7 +164,7 @@ def parse_content_usage(value: str) -> dict[str, bool] | None:
 
     vocab-08 section 6.5: an RFC 9651 Dictionary (a key given twice keeps its last value),
     parameters disregarded, the Token ``y`` allows and ``n`` denies; any other value
-    leaves its label unstated. Every label is kept: :func:`usage_statement` reads the
+    leaves its label unstated. Every label is kept: ``usage_statement()`` reads the
     ones a purpose knows and so ignores the others (section 6.4).
     """
     parsed = parse_sf_dictionary(value)
@@ -228,7 +228,7 @@ class _PreferenceBuilder(GroupBuilder):
 
 
 class SitePreferences(RobotsTxt):
-    """A robots.txt parsed for its preference lines (:func:`site_preferences`)."""
+    """A robots.txt parsed for its preference lines (``site_preferences()``)."""
 
     __slots__ = ("file_signals",)
 
@@ -279,7 +279,7 @@ def preference(
 
     Reads the preference lines of the group(s) the agent obeys (the same groups as its
     rules) and the ``Content-Signal`` lines before any ``User-agent`` (when ``robots`` is
-    a body or :func:`site_preferences`'s result). Of the ``Content-Usage`` rules, those
+    a body or ``site_preferences()``'s result). Of the ``Content-Usage`` rules, those
     with the longest path matching ``url`` apply (attach-05 3.1); each applying line is a
     statement, and they combine as vocab-08 5.1 says: a ``no`` wins, else a ``yes``,
     else nothing is stated (``allow``). A URL the file's rules disallow has no
