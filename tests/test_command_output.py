@@ -260,9 +260,10 @@ def test_usage_has_a_row_for_a_url_a_rule_denies(robots, tmp_path):
     out = robots(*args, "https://example.com/private/x")
     assert out.returncode == 1, out.stderr
     assert "  reason       Forbidden by robots.txt\n" in out.stdout
-    assert "  usage        train-ai: denied by line 2 (Content-Usage: train-ai=n)\n" in out.stdout, out.stdout
+    # A URL the rules disallow has no usage preference (attach-05 3.1, docs/usage.rst).
+    assert "  usage        train-ai: allowed, not stated (unstated means allowed)\n" in out.stdout, out.stdout
     [answer] = _json(robots(*args, "--json", "https://example.com/private/x").stdout)
-    assert answer["usage"]["train-ai"]["line"] == 2
+    assert answer["usage"]["train-ai"]["stated"] is False
 
 
 def test_usage_says_once_that_response_headers_are_not_checked(robots, tmp_path):
