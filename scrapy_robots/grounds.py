@@ -2,12 +2,13 @@
 
 :func:`grounds` is :func:`~scrapy_robots.verdict.verdict` (the crawl's own decision,
 the same code) with everything it rests on, for one URL at one time. :class:`Grounds`
-keeps the inputs as they were at the decision (the entries of the site's robots.txt and
-``tdmrep.json``, the agent, the configuration) and builds its :attr:`~Grounds.sources`
-only when asked: the robots.txt version (its SHA-256, as the compliance record names
-versions) and its deciding line (where the parser can say: our RFC 9309 parser's
-``explain``), the status policy's row, the usage preferences, TDMRep's rule and, with a
-page at hand (:class:`PageReading`), its headers, meta tags and ``noai``.
+keeps the inputs as they were at the decision (the entries of the site's robots.txt and of
+its other policy files that state preferences, the agent, the configuration) and builds its
+:attr:`~Grounds.sources` only when asked: the robots.txt version (its SHA-256, as the
+compliance record names versions) and its deciding line (where the parser can say: our RFC
+9309 parser's ``explain``), the status policy's row, the usage preferences, what each other
+policy file says (policyfiles/preference.py: iterated, never named) and, with a page at
+hand (:class:`PageReading`), its headers, meta tags and ``noai``.
 
 The crawl's hot path calls :func:`~scrapy_robots.verdict.verdict` alone; the compliance
 record freezes its inputs and writes :func:`decision_row` of them (no :class:`Grounds` made
@@ -26,8 +27,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy_robots.cache.entry import Action
 from scrapy_robots.decoding import size_text
 from scrapy_robots.record import ITEMS_DROPPED, TAGGED
-from scrapy_robots.tdmrep.reading import file_answer
-from scrapy_robots.usage import TDM_SOURCES, Preference, preference
+from scrapy_robots.usage import Preference, preference
 from scrapy_robots.verdict import Verdict, user_agent, verdict
 
 if TYPE_CHECKING:
@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_robots.cache import RobotsEntry
+    from scrapy_robots.policyfiles.stated import Heard
     from scrapy_robots.rfc9309 import Explanation
     from scrapy_robots.settings.config import RobotsConfig
-    from scrapy_robots.tdmrep.answer import Answer as TdmAnswer
 
 
 @dataclass(frozen=True)
@@ -46,16 +46,17 @@ class Source:
     """One thing an answer rests on: what it says of the URL, and the version it was read from."""
 
     #: "robots.txt" (its rules), "status policy" (what robots.txt's fetch came to), the
-    #: setting "ROBOTSTXT_EXCLUDED_DOMAINS", "usage" (robots.txt's usage lines), "tdmrep.json",
-    #: or a page's own: "header" (Content-Usage), "directive" (``noai``), "tdm header", "tdm meta"
+    #: setting "ROBOTSTXT_EXCLUDED_DOMAINS", "usage" (robots.txt's usage lines), another policy
+    #: file's name ("tdmrep.json", "license.xml"), or a page's own: "header" (Content-Usage),
+    #: "directive" (``noai``), "tdm header", "tdm meta"
     name: str
     says: str  #: one line
-    #: the SHA-256 of the file version read (robots.txt's or tdmrep.json's, as the compliance
+    #: the SHA-256 of the file version read (robots.txt's or another file's, as the compliance
     #: record names versions); None when no version was read (none fetched, or a page)
     sha256: str | None = None
     allowed: bool | None = None  #: what it says of the URL; None: nothing stated
     decides: bool = False  #: the source the verdict rests on
-    purpose: str | None = None  #: a usage source's purpose (TDMRep's: those it speaks for)
+    purpose: str | None = None  #: a usage source's purpose (another file's: those it speaks for)
     line: int | None = None  #: the deciding line of robots.txt, where the parser can say
     text: str | None = None  #: that line as written
     #: robots.txt: the User-agent lines, ``(line, value)``, of the group obeyed
@@ -92,7 +93,7 @@ class PageReading:
         return ITEMS_DROPPED if self.drop is not None else TAGGED
 
 
-#: The sources a page's answer names (its own); robots.txt's and tdmrep.json's are the site's.
+#: The sources a page's answer names (its own); robots.txt's and the other files' are the site's.
 PAGE_SOURCES = frozenset(("header", "directive", "tdm header", "tdm meta"))
 
 
@@ -102,8 +103,9 @@ class Grounds:
 
     The fields are the inputs as they were at the decision (an entry is replaced, never
     changed, when its file is fetched again); :attr:`sources` is built from them on first
-    use. ``tags`` and ``tdm_tags`` are the preferences the verdict wrote into the request's
-    meta, copied then (the compliance record keeps them).
+    use. ``tags`` and ``file_tags`` are the preferences the verdict wrote into the request's
+    meta (robots.txt's, and each other file's by its ``tags_key``), copied then (the
+    compliance record keeps them).
     """
 
     verdict: Verdict
@@ -111,11 +113,12 @@ class Grounds:
     agent: str  #: the agent obeyed (a product token, in a record)
     entry: RobotsEntry  #: the site's robots.txt
     config: RobotsConfig
-    tdm: RobotsEntry | None = None  #: the site's tdmrep.json, when a declared purpose needed it
+    #: the site's other policy files that state preferences, each with its entry (None: not read)
+    heard: Heard = ()
     at: float = 0.0
     page: PageReading | None = None
     tags: Mapping[str, Any] | None = None
-    tdm_tags: Mapping[str, Any] | None = None
+    file_tags: Mapping[str, Any] | None = None
 
     @property
     def allowed(self) -> bool:
@@ -185,8 +188,14 @@ class Grounds:
         for purpose, pref in self.preferences.items():
             decides = denied is not None and denied.source == "robots.txt" and denied.purpose == purpose
             found.append(_from_preference("usage", pref, self.robots_version, decides))
-        if self.config.tdmrep:
-            found.append(self._tdmrep(denied is not None and denied.source in TDM_SOURCES))
+        for file, entry in self.heard:
+            version = None if entry is None or entry.action is Action.UNREACHABLE else entry.version
+            speaks = denied is not None and denied.source in file.sources
+            for stated in file.explain(entry, self.url, self.config):
+                decides = speaks and denied is not None and denied.purpose in stated.purposes
+                found.append(
+                    Source(file.name, stated.says, version, stated.allowed, decides, ", ".join(stated.purposes))
+                )
         if self.page is not None:
             for purpose, tag in self.page.tags.items():
                 if tag.get("source") in PAGE_SOURCES:
@@ -243,26 +252,10 @@ class Grounds:
         """What robots.txt's usage lines prefer for each declared purpose, whatever decided."""
         return {purpose: preference(self.entry.usage, self.agent, self.url, purpose) for purpose in self.purposes}
 
-    def _tdmrep(self, decides: bool) -> Source:
-        purposes = ", ".join(self.config.tdmrep)
-        tdm = self.tdm
-        if tdm is None:
-            return Source("tdmrep.json", "not read", purpose=purposes)
-        answer = self.tdm_answer
-        version = None if tdm.action is Action.UNREACHABLE else tdm.version
-        allowed = None if answer.reserved is None else not answer.reserved
-        return Source("tdmrep.json", answer.explain(), version, allowed, decides, purposes)
-
-    @cached_property
-    def tdm_answer(self) -> TdmAnswer:
-        """What the site's tdmrep.json says of the URL (None: not read)."""
-        assert self.tdm is not None
-        return file_answer(self.tdm, self.url)
-
     def row(self, agent: str) -> dict[str, Any]:
         """The compliance record's line for this decision (``agent``: the product token):
         :func:`decision_row` of its inputs."""
-        return decision_row(self.at, self.url, agent, self.entry, self.verdict, self.tdm, self.tags, self.tdm_tags)
+        return decision_row(self.at, self.url, agent, self.entry, self.verdict, self.heard, self.tags, self.file_tags)
 
 
 ROBOTS_TXT_RULES = "robots.txt rules"
@@ -276,12 +269,12 @@ def grounds(
     entry: RobotsEntry,
     request: Request,
     config: RobotsConfig,
-    tdm: RobotsEntry | None = None,
+    heard: Heard = (),
     at: float | None = None,
 ) -> Grounds:
     """:func:`~scrapy_robots.verdict.verdict`, with what it rests on (``at``: the time it is asked for; now by
     default). Raises OtherAgent only."""
-    answer = verdict(entry, request, config, tdm)
+    answer = verdict(entry, request, config, heard)
     agent = user_agent(request, config)
     return Grounds(
         answer,
@@ -289,7 +282,7 @@ def grounds(
         agent.decode("latin-1") if isinstance(agent, bytes) else agent,
         entry,
         config,
-        tdm,
+        heard,
         time.time() if at is None else at,
     )
 
@@ -313,9 +306,9 @@ def decision_row(
     agent: str,
     entry: RobotsEntry,
     answer: Verdict,
-    tdm: RobotsEntry | None,
+    heard: Heard,
     tags: Mapping[str, Any] | None,
-    tdm_tags: Mapping[str, Any] | None,
+    file_tags: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     """A decision as the compliance record writes it: the verdict and the inputs it rests on,
     frozen (the versions by hash, the answers the request carried). :attr:`Grounds.sources`
@@ -339,12 +332,13 @@ def decision_row(
         "reason": answer.stat.rpartition("robotstxt/")[2] or ("allowed" if answer.allowed else "denied"),
         "delay": entry.delay.applied if entry.delay is not None and action is Action.PARSE else None,
     }
-    if tdm is not None:
-        row["tdmrep"] = tdm.version
+    for file, found in heard:
+        if found is not None:
+            row[file.key] = found.version
     if tags:
         row["usage"] = tags
-    if tdm_tags:
-        row["tdm"] = tdm_tags
+    if file_tags:
+        row.update(file_tags)
     if answer.usage is not None:
         pref = answer.usage
         row["usage_denied"] = {"purpose": pref.purpose, "source": pref.source, "text": pref.text, "line": pref.line}

@@ -3,7 +3,8 @@
 request -> site entry (policyfiles/robotstxt.py, a book of policyfiles/book.py: hot tier | storage
                       | one fetch -> policyfiles/decision.py -> policyfiles/reader.py)
         -> the spider's own robots.txt answered (policyfiles/serving.py)
-        -> the site's tdmrep.json, when TDMRep is on (tdmrep/crawl.py, another book of the same walk)
+        -> the site's other policy files that state preferences (policyfiles/preference.py: tdmrep.json,
+           RSL's license document; each another book of the same walk), when a purpose is declared
         -> verdict (verdict.py) -> pace: the slot's pause, then its delay (pace/pacing.py -> pace/slots.py);
            a request whose slot's turn has not come waits in the slot's line (pace/lines.py),
            outside Scrapy's downloader, and is judged again as it leaves
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
@@ -31,14 +32,14 @@ from scrapy_robots.pace.slots import SlotPacer, leave_redirecting_hosts_slot, wa
 from scrapy_robots.pace.turns import QueueReleased
 from scrapy_robots.pace.waiting import CrawlClosing, RoomFull, WaitingRoom
 from scrapy_robots.policyfiles.fetch import RobotsFetcher
+from scrapy_robots.policyfiles.preference import PreferenceFile
 from scrapy_robots.policyfiles.reader import RobotsReader
 from scrapy_robots.policyfiles.robotstxt import SiteBook
 from scrapy_robots.policyfiles.serving import ROBOTS_PATH, RobotsServer
 from scrapy_robots.record.crawl import compliance_record
 from scrapy_robots.settings.config import RobotsConfig
-from scrapy_robots.settings.errors import starting
+from scrapy_robots.settings.errors import SettingError, starting
 from scrapy_robots.settings.startup import check_at_start
-from scrapy_robots.tdmrep.crawl import NEEDED_AFTER, TdmRepJson
 from scrapy_robots.verdict import ALLOWED, FORBIDDEN, OtherAgent, Verdict, verdict
 
 if TYPE_CHECKING:
@@ -49,7 +50,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
 
-    from scrapy_robots.policyfiles.policy import Action
+    from scrapy_robots.policyfiles.book import PolicyBook
+    from scrapy_robots.policyfiles.stated import Heard
 
 logger = logging.getLogger(__name__)
 
@@ -94,11 +96,16 @@ class RobotsTxtMiddleware:
         # the URL endings that ask, none when ROBOTSTXT_SERVE is off.
         self.serving = RobotsServer(crawler, self.sites)
         self.served: tuple[str, ...] = (ROBOTS_PATH,) if config.serve else ()
-        # A site's tdmrep.json, a book beside robots.txt's (tdmrep/crawl.py: the same walk,
-        # storage, fetcher and waiting room): read after the robots.txt outcomes that let
-        # requests in when a declared purpose is one TDMRep speaks for, after none otherwise.
-        self.tdmrep = self.sites.beside(TdmRepJson(crawler, config))
-        self.tdmrep_after: tuple[Action, ...] = NEEDED_AFTER if config.tdmrep else ()
+        # The site's other policy files that state preferences (ROBOTSTXT_POLICY_FILES: TDMRep's,
+        # RSL's), each a book beside robots.txt's (the same walk, storage, fetcher and waiting
+        # room), those the declared purposes need: none, an empty tuple, without ROBOTSTXT_USAGE.
+        self.files: tuple[PolicyBook, ...] = tuple(
+            self.sites.beside(_preference_file(cls)(crawler, config))
+            for cls in config.policy_files
+            if _preference_file(cls).wanted(config)
+        )
+        #: every file, none read: what a request of a site that needs none is judged with
+        self.unheard: Heard = tuple((book.file, None) for book in self.files)  # type: ignore[misc]
         _warn_if_stock_enabled(crawler)
         # Every setting obeyed or named: unknown names, missing components, a fleet's
         # settings without the fleet; and where robots.txt is kept (settings/startup.py).
@@ -133,13 +140,13 @@ class RobotsTxtMiddleware:
         entry = self.sites.ready(site)
         if entry is None or url.endswith(self.served):
             return await self._process_slowly(request, site, entry)
-        tdm = None
-        if entry.action in self.tdmrep_after:
-            tdm = self.tdmrep.ready(site)
-            if tdm is None:
+        heard = self.unheard
+        if heard:  # another policy file states preferences: its entry, if ready
+            heard = self._heard(entry, site)
+            if heard is None:
                 return await self._process_slowly(request, site, entry)
         try:
-            answer = self._judge(entry, request, tdm)
+            answer = self._judge(entry, request, heard)
         except OtherAgent as other:  # a request with its own User-Agent: its rules, once
             await self.sites.learn_agent(entry, other.agent, request)
             return await self._process_slowly(request, site)
@@ -147,8 +154,23 @@ class RobotsTxtMiddleware:
         if turn is not None:  # its slot's turn has not come, or a pace shared with other crawlers
             return await self._wait(request, site, turn)
         if self.record is not None:
-            self.record.decided(entry, request, answer, tdm)
+            self.record.decided(entry, request, answer, heard)
         return None
+
+    def _heard(self, entry: RobotsEntry, site: str) -> Heard | None:
+        """The site's other policy files, each with its entry if the request needs it; None
+        when one it needs is not ready (then it is waited for)."""
+        found = []
+        for book in self.files:
+            file = book.file
+            if file.needed(entry):  # type: ignore[attr-defined]
+                ready = book.ready(site)
+                if ready is None:
+                    return None
+                found.append((file, ready))
+            else:
+                found.append((file, None))
+        return tuple(found)  # type: ignore[return-value]
 
     async def _process_slowly(
         self, request: Request, site: str, entry: RobotsEntry | None = None, waited: bool = False
@@ -162,9 +184,9 @@ class RobotsTxtMiddleware:
                 served = await self.serving.answer(entry, request)
                 if served is not None:
                     return served
-            tdm = None
-            if entry.action in self.tdmrep_after:
-                tdm = await self.tdmrep.entry(site, request)
+            heard = self.unheard
+            if heard:
+                heard = await self.heard_for(request, entry)
         except CrawlClosing as closing:
             return self.room.closing_exit(request, closing)
         except RoomFull:
@@ -172,16 +194,16 @@ class RobotsTxtMiddleware:
         except (CancelledError, asyncio.CancelledError) as cancelled:
             return self._cancelled(request, site, cancelled)
         try:
-            answer = self._judge(entry, request, tdm)
+            answer = self._judge(entry, request, heard)
         except OtherAgent as other:
             await self.sites.learn_agent(entry, other.agent, request)
-            answer = self._judge(entry, request, tdm)
+            answer = self._judge(entry, request, heard)
         if not waited:
             turn = self._turn(entry, request)
             if turn is not None:
                 return await self._wait(request, site, turn)
         if self.record is not None:
-            self.record.decided(entry, request, answer, tdm)
+            self.record.decided(entry, request, answer, heard)
         return None
 
     def _turn(self, entry: RobotsEntry, request: Request) -> Awaitable[None] | None:
@@ -202,16 +224,16 @@ class RobotsTxtMiddleware:
             return self._cancelled(request, site, cancelled)
         return await self._process_slowly(request, site, self.sites.ready(site), waited=True)
 
-    def _judge(self, entry: RobotsEntry, request: Request, tdm: RobotsEntry | None = None) -> Verdict:
+    def _judge(self, entry: RobotsEntry, request: Request, heard: Heard = ()) -> Verdict:
         """The verdict on ``request``; IgnoreRequest (the denial recorded) unless it may be downloaded."""
-        answer = verdict(entry, request, self.config, tdm)
+        answer = verdict(entry, request, self.config, heard)
         if answer is ALLOWED:
             return answer
         self.stats.inc_value(answer.stat)
         if answer.allowed:  # allowed, for want of an answer (a parser that failed)
             return answer
         if self.record is not None:
-            self.record.decided(entry, request, answer, tdm)
+            self.record.decided(entry, request, answer, heard)
         if answer.usage is not None:
             self.sites.denied_for_usage(entry.site, answer.usage)
         logger.debug(
@@ -243,12 +265,15 @@ class RobotsTxtMiddleware:
         fetched once (waiting for an unreachable site's retries, as configured)."""
         return await self.sites.entry_for(request)
 
-    async def tdmrep_for(self, request: Request, entry: RobotsEntry) -> RobotsEntry | None:
-        """The ``tdmrep.json`` of ``request``'s site (``entry``: its robots.txt's), fetched
-        once, when a declared purpose needs it; None otherwise."""
-        if entry.action not in self.tdmrep_after:
-            return None
-        return await self.tdmrep.entry(entry.site, request)
+    async def heard_for(self, request: Request, entry: RobotsEntry) -> Heard:
+        """The other policy files of ``request``'s site (``entry``: its robots.txt's), each
+        fetched once when the request needs it, else None. Raises CrawlClosing, RoomFull."""
+        found = []
+        for book in self.files:
+            file = book.file
+            needed = file.needed(entry)  # type: ignore[attr-defined]
+            found.append((file, await book.entry(entry.site, request) if needed else None))
+        return tuple(found)  # type: ignore[return-value]
 
     async def _spider_closed(self) -> None:
         self.pacing.close()
@@ -261,6 +286,16 @@ class RobotsTxtMiddleware:
             # Requests waiting outside Downloader.active (for robots.txt, for their turn,
             # the fleet's included) still belong to this crawl.
             raise DontCloseSpider
+
+
+def _preference_file(cls: Any) -> type[PreferenceFile]:
+    """A class ROBOTSTXT_POLICY_FILES names, checked beside its interface."""
+    if not (isinstance(cls, type) and issubclass(cls, PreferenceFile)):
+        raise SettingError(
+            f"ROBOTSTXT_POLICY_FILES: {cls!r} is not a scrapy_robots.policyfiles.preference.PreferenceFile "
+            "subclass; list the import paths of such classes"
+        )
+    return cls
 
 
 def _warn_if_stock_enabled(crawler: Crawler) -> None:

@@ -19,19 +19,16 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.cache.entry import Action
 from scrapy_robots.policyfiles.retry_after import delayed_by_server, given_up_for_retry_after
-from scrapy_robots.tdmrep.reading import META_KEY as TDM_META_KEY
-from scrapy_robots.tdmrep.reading import answer_as_meta, file_answer
-from scrapy_robots.tdmrep.reading import preferences as tdm_preferences
 from scrapy_robots.usage import DENIED_REASON as USAGE_DENIED
 from scrapy_robots.usage import META_KEY as USAGE_META_KEY
-from scrapy_robots.usage import TDM_DENIED_REASON as TDM_DENIED
-from scrapy_robots.usage import TDM_SOURCES, check_request
+from scrapy_robots.usage import check_request, stricter
 from scrapy_robots.useragent import request_agent
 
 if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_robots.cache import RobotsEntry
+    from scrapy_robots.policyfiles.stated import Heard
     from scrapy_robots.settings.config import RobotsConfig
     from scrapy_robots.usage import Preference
 
@@ -65,14 +62,17 @@ EXCLUDED = Verdict(False, f"{FORBIDDEN}: excluded domain (ROBOTSTXT_EXCLUDED_DOM
 DISALLOWED = Verdict(False, FORBIDDEN, "robotstxt/forbidden")
 
 
-def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig, tdm: RobotsEntry | None = None) -> Verdict:
-    """May ``request`` be downloaded, given its site's ``entry`` (and its ``tdmrep.json``,
-    ``tdm``, when a declared purpose needs it)? Raises OtherAgent only."""
+def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig, heard: Heard = ()) -> Verdict:
+    """May ``request`` be downloaded, given its site's ``entry`` (and ``heard``: the site's
+    other policy files that state preferences, each with its entry, when a declared purpose
+    needs them: policyfiles/preference.py)? Raises OtherAgent only."""
     action = entry.action
-    if action is Action.ALLOW:  # no robots.txt: no preference of its own, but TDMRep's file
-        if tdm is None:
+    if action is Action.ALLOW:  # no robots.txt: no preference of its own, but the other files'
+        if not heard:
             return ALLOWED
-        return _usage(entry, request, config, request_agent(request, config.user_agent, config.default_user_agent), tdm)
+        return _usage(
+            entry, request, config, request_agent(request, config.user_agent, config.default_user_agent), heard
+        )
     if action is not Action.PARSE:
         return _by_policy(entry, config)
     if entry.delay is not None and entry.delay.skip:
@@ -104,23 +104,23 @@ def verdict(entry: RobotsEntry, request: Request, config: RobotsConfig, tdm: Rob
     if not allowed:
         return DISALLOWED
     if config.usage is not None:
-        return _usage(entry, request, config, agent, tdm)
+        return _usage(entry, request, config, agent, heard)
     return ALLOWED
 
 
-def _usage(
-    entry: RobotsEntry, request: Request, config: RobotsConfig, agent: str | bytes, tdm: RobotsEntry | None
-) -> Verdict:
-    """The declared purposes (ROBOTSTXT_USAGE): robots.txt's preferences, and TDMRep's file."""
+def _usage(entry: RobotsEntry, request: Request, config: RobotsConfig, agent: str | bytes, heard: Heard) -> Verdict:
+    """The declared purposes (ROBOTSTXT_USAGE): robots.txt's preferences, and each other file's."""
     assert config.usage is not None
     meta = request.meta
-    stated = None
-    if tdm is not None:
-        answer = file_answer(tdm, request.url)
-        meta[TDM_META_KEY] = answer_as_meta(answer)
-        stated = tdm_preferences(answer, config.tdmrep)
-    else:
-        meta.pop(TDM_META_KEY, None)  # none carried from another site's page
+    stated: dict[str, Preference] | None = None
+    for file, found in heard:
+        said = file.says(found, request, config)
+        if not said:
+            continue
+        if stated is None:
+            stated = said
+        else:  # a purpose two files speak for: the stricter
+            stated = {**said, **{p: stricter(pref, said[p]) if p in said else pref for p, pref in stated.items()}}
     if entry.usage is None and not stated:
         # No preference here: none carried from another site's page (meta=response.meta).
         meta.pop(USAGE_META_KEY, None)
@@ -129,10 +129,10 @@ def _usage(
     denied = check_request(config.usage, entry.usage, request.url, agent, meta, stated)
     if denied is None:
         return ALLOWED
-    if denied.source in TDM_SOURCES:
-        assert tdm is not None
-        why = "unreachable" if tdm.action is Action.UNREACHABLE else "file"
-        return Verdict(False, f"{TDM_DENIED}: {denied.reason}", f"robotstxt/tdmrep/denied/{why}", denied)
+    for file, found in heard:
+        if found is not None and denied.source in file.sources:
+            reason, stat = file.denial(found, denied)
+            return Verdict(False, reason, stat, denied)
     return Verdict(False, f"{USAGE_DENIED}: {denied.reason}", f"robotstxt/usage/denied/{denied.purpose}", denied)
 
 

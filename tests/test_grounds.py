@@ -24,6 +24,7 @@ from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.record.reader import Record
 from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.tdmrep import parse_tdmrep
+from scrapy_robots.tdmrep.crawl import TdmRepJson
 from scrapy_robots.usage import site_preferences
 
 AGENT = "Mozilla/5.0 (compatible; FooBot/1.0; +https://foo.example/bot)"
@@ -71,7 +72,12 @@ def tdmrep() -> RobotsEntry:
 
 
 def ask(entry: RobotsEntry, path: str, tdm: RobotsEntry | None = None, **settings):
-    return grounds(entry, Request(f"https://shop.example{path}"), config(**settings), tdm, at=1.0)
+    """``tdm``: the site's tdmrep.json, heard as the crawl hears it (every enabled file, this one read)."""
+    found = config(**settings)
+    heard = tuple(
+        (cls(None, found), tdm if cls is TdmRepJson else None) for cls in found.policy_files if cls.wanted(found)
+    )
+    return grounds(entry, Request(f"https://shop.example{path}"), found, heard, at=1.0)
 
 
 def named(found) -> dict[str, dict]:

@@ -5,16 +5,27 @@ waiting, then the file; a resumed crawl restoring it from the storage. Counted a
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+import policy_fixture
 import pytest_twisted
 from crawling import RecordingSpider, crawl, robots_middleware, stat
 from scrapy.exceptions import IgnoreRequest
 from servers import body, drip, sequence
+from test_command import site  # noqa: F401 - fixture
 
 from scrapy_robots.policyfiles.book import PolicyFile
 from scrapy_robots.policyfiles.fetch import FETCH_META
 from scrapy_robots.policyfiles.policy import NETWORK, Action, StatusPolicy
+from scrapy_robots.record.reader import Record
+
+HERE = Path(__file__).resolve().parent
 
 FIXTURE = "/.well-known/fixture.txt"
 ROBOTS = "User-agent: *\nDisallow: /private\n"
@@ -89,6 +100,10 @@ async def fixture_crawl(urls, **settings):
     middlewares = {"scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None}
     middlewares |= {"scrapy_robots.RobotsTxtMiddleware": 100, f"{__name__}.FixtureMiddleware": 110}
     return await crawl(urls, FixtureSpider, DOWNLOADER_MIDDLEWARES=middlewares, **settings)
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def fixture_hits(site) -> int:
@@ -182,3 +197,113 @@ async def test_the_record_keeps_the_third_files_versions_under_its_own_name(serv
     assert stat(crawler, "robotstxt/record/versions/tdmrep", 0) == 0  # not another file's name
     written = "".join(path.read_text() for path in folder.rglob("*.jsonl"))
     assert '"fixture.txt"' in written and '"robots.txt"' in written
+
+
+# -- a third file that states preferences: through the one door (policyfiles/preference.py) --
+
+REFUSING = "deny train-ai /secret\ndeny search /hidden\n"
+TRAIN = {"ROBOTSTXT_USAGE": ["train-ai"]}
+
+
+def _registered(*paths: str) -> dict:
+    """ROBOTSTXT_POLICY_FILES with the third file: its one registration."""
+    return {"ROBOTSTXT_POLICY_FILES": ["scrapy_robots.tdmrep.crawl.TdmRepJson", *paths]}
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_third_file_denies_through_the_door_in_the_crawl_and_the_record(serve, tmp_path):
+    site = serve(body(ROBOTS), {FIXTURE: body(REFUSING)})
+    plain = serve(body(ROBOTS), {FIXTURE: body("no", 404)})
+    urls = [f"{site.url}/secret/1", f"{site.url}/secret/2", f"{site.url}/open", f"{site.url}/hidden/x"]
+    urls += [f"{plain.url}/secret/1"]
+    folder = tmp_path / "record"
+    crawler = await crawl(
+        urls,
+        ROBOTSTXT_RECORD=str(folder),
+        ROBOTSTXT_RECORD_FORMAT="jsonl",
+        **TRAIN,
+        **_registered(policy_fixture.PATH),
+    )
+    ignored = crawler.spider.ignored
+    reason = "Forbidden by fixture.txt: fixture.txt rule 1 (deny train-ai /secret) denies train-ai"
+    assert ignored == {f"{site.url}/secret/1": reason, f"{site.url}/secret/2": reason}, ignored
+    # Not declared (search): /hidden goes; the site without the file lets everything go.
+    assert sorted(crawler.spider.downloaded) == sorted([f"{site.url}/open", f"{site.url}/hidden/x", urls[-1]])
+    assert fixture_hits(site) == 1 and fixture_hits(plain) == 1  # once per site
+    assert stat(crawler, "robotstxt/fixture/denied/file") == 2
+    assert stat(crawler, "robotstxt/fixture/request_count") == 2
+    rows = {row["url"]: row for row in Record([folder]).decisions}
+    denied = rows[f"{site.url}/secret/1"]
+    assert denied["allowed"] is False and denied["reason"] == "fixture/denied/file", denied
+    assert denied["usage_denied"]["source"] == "fixture.txt" and denied["fixture"] == sha(REFUSING), denied
+    assert rows[f"{site.url}/open"]["allowed"] is True and rows[f"{site.url}/open"]["fixture"] == sha(REFUSING)
+
+
+def _command(folder, *args: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
+    environ["PYTHONPATH"] = os.pathsep.join([str(HERE), environ.get("PYTHONPATH", "")])
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", "robots", *args],
+        cwd=folder,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest_twisted.ensureDeferred
+async def test_scrapy_robots_shows_the_third_files_denial_live_from_a_file_and_from_the_record(site, tmp_path):
+    # A threaded server (test_command's): the command runs while this test's reactor waits.
+    site = site({"/robots.txt": (200, ROBOTS, {}), FIXTURE: (200, REFUSING, {}), "/open": (200, "ok", {})})
+    folder = tmp_path / "record"
+    await crawl(
+        [f"{site.url}/secret/1", f"{site.url}/open"],
+        ROBOTSTXT_RECORD=str(folder),
+        ROBOTSTXT_RECORD_FORMAT="jsonl",
+        **TRAIN,
+        **_registered(policy_fixture.PATH),
+    )
+    flags = ["-s", f"ROBOTSTXT_POLICY_FILES=scrapy_robots.tdmrep.crawl.TdmRepJson,{policy_fixture.PATH}"]
+    reason = "Forbidden by fixture.txt: fixture.txt rule 1 (deny train-ai /secret) denies train-ai"
+    (tmp_path / "robots.txt").write_text(ROBOTS)
+    (tmp_path / ".well-known").mkdir()
+    (tmp_path / ".well-known" / "fixture.txt").write_text(REFUSING)
+    runs = {
+        "live": _command(tmp_path, "--usage", "train-ai", "--json", *flags, f"{site.url}/secret/1", f"{site.url}/open"),
+        "file": _command(
+            tmp_path,
+            "--file",
+            "robots.txt",
+            "--usage",
+            "train-ai",
+            "--json",
+            *flags,
+            f"{site.url}/secret/1",
+            f"{site.url}/open",
+        ),
+        "record": _command(
+            tmp_path, "--record", str(folder), "--json", *flags, f"{site.url}/secret/1", f"{site.url}/open"
+        ),
+    }
+    for how, run in runs.items():
+        assert run.returncode == 1, (how, run.stdout, run.stderr)
+        denied, allowed = (json.loads(line) for line in run.stdout.splitlines())
+        assert (denied["allowed"], denied["reason"], denied["stat"]) == (
+            False,
+            reason,
+            "robotstxt/fixture/denied/file",
+        ), (
+            how,
+            denied,
+        )
+        [deciding] = [source for source in denied["sources"] if source["decides"]]
+        assert (deciding["name"], deciding["purpose"]) == ("fixture.txt", "train-ai"), (how, deciding)
+        assert deciding["sha256"] == sha(REFUSING), (how, deciding)
+        assert allowed["allowed"] is True, (how, allowed)
+    text = _command(tmp_path, "--usage", "train-ai", *flags, f"{site.url}/secret/1")
+    assert "fixture      fixture.txt rule 1 (deny train-ai /secret) denies train-ai" in text.stdout, text.stdout
+    # Without the copy beside the local robots.txt, --file does not invent one.
+    (tmp_path / ".well-known" / "fixture.txt").unlink()
+    alone = _command(tmp_path, "--file", "robots.txt", "--usage", "train-ai", *flags, f"{site.url}/secret/1")
+    assert alone.returncode == 0 and "not read for train-ai" in alone.stdout, alone.stdout

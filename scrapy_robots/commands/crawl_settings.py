@@ -7,6 +7,7 @@ here, with the middleware's own messages."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import SETTINGS_PRIORITIES
@@ -16,6 +17,7 @@ from scrapy_robots.commands.inputs import NameTheFile, parser_option, usage_opti
 from scrapy_robots.commands.project import choose_middleware
 from scrapy_robots.commands.query import (
     FILE_SETTING,
+    FOLDER_SETTING,
     LOCAL_FILE_MIDDLEWARE,
     MIDDLEWARE_SETTING,
     PARSER_SETTING,
@@ -110,5 +112,7 @@ def prepare_settings(
     if body is not None:
         NameTheFile(opts.file).install()
         settings.set(FILE_SETTING, body, priority="cmdline")
+        if opts.file != "-":  # the site's other policy files, where given beside it
+            settings.set(FOLDER_SETTING, str(Path(opts.file).resolve().parent), priority="cmdline")
         settings["DOWNLOADER_MIDDLEWARES"].set(LOCAL_FILE_MIDDLEWARE, 1, priority="cmdline")
     return config.maxsize

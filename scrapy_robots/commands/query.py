@@ -7,7 +7,9 @@ and downloads nothing but robots.txt; and the components the command adds to tha
 from __future__ import annotations
 
 from dataclasses import asdict, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from scrapy import Spider
 from scrapy.http import Request, Response
@@ -35,7 +37,6 @@ from scrapy_robots.policyfiles.retry_after import delayed_by_server
 from scrapy_robots.record.version import sha256_of
 from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.settings.readers import default_user_agent
-from scrapy_robots.tdmrep.reading import answer_as_meta
 from scrapy_robots.useragent import product_token
 from scrapy_robots.verdict import user_agent, verdict
 
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 
     from scrapy_robots.cache import RobotsEntry
     from scrapy_robots.middleware import RobotsTxtMiddleware
+    from scrapy_robots.policyfiles.stated import Heard
 
 #: ``--parser`` short names, in the order ``--compare`` prints them.
 BACKENDS: dict[str, str] = SHORT_NAMES
@@ -54,6 +56,8 @@ BACKENDS: dict[str, str] = SHORT_NAMES
 PARSER_SETTING = "ROBOTS_COMMAND_PARSER"
 MIDDLEWARE_SETTING = "ROBOTS_COMMAND_MIDDLEWARE"
 FILE_SETTING = "ROBOTS_COMMAND_FILE"
+#: --file's folder: the site's other policy files are read from their paths under it, when there
+FOLDER_SETTING = "ROBOTS_COMMAND_FOLDER"
 LOCAL_FILE_MIDDLEWARE = "scrapy_robots.commands.query.LocalRobotsFile"
 # After HttpCompressionMiddleware (590) has decompressed the response.
 RAW_BODIES_MIDDLEWARE = "scrapy_robots.commands.query.RawRobotsBodies"
@@ -102,25 +106,40 @@ def recording_parser(chosen: Any) -> type[RecordingParser]:
 
 class LocalRobotsFile:
     """``--file``: a downloader middleware that answers the middleware's robots.txt
-    request with the local file (HTTP 200), so the size cap, the status policy, the
-    parser and the delay stay the crawl's own, and nothing touches the network."""
+    request with the local file (HTTP 200), and another policy file's with the file at its
+    path under the same folder (``.well-known/tdmrep.json`` beside ``robots.txt``), so the
+    size cap, the status policy, the parser and the delay stay the crawl's own, and nothing
+    touches the network."""
 
-    def __init__(self, body: bytes):
+    def __init__(self, body: bytes, folder: str | None = None):
         self.body = body
+        self.folder = folder
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> LocalRobotsFile:
-        return cls(crawler.settings[FILE_SETTING])
+        return cls(crawler.settings[FILE_SETTING], crawler.settings.get(FOLDER_SETTING))
 
     def process_request(self, request: Request, spider: Spider | None = None) -> Response | None:
         fetched = request.meta.get(FETCH_META)
         if not fetched:
             return None
-        if fetched != ROBOTS_TXT:  # another policy file (TDMRep's): none given, none there
-            return Response(request.url, status=404, request=request)
+        if fetched != ROBOTS_TXT:  # another policy file: the one beside, if given
+            local = local_copy(self.folder, fetched)
+            if local is None:
+                return Response(request.url, status=404, request=request)
+            return Response(request.url, status=200, body=local.read_bytes(), request=request)
         return Response(
             request.url, status=200, headers={"Content-Type": "text/plain"}, body=self.body, request=request
         )
+
+
+def local_copy(folder: str | None, where: str) -> Path | None:
+    """``--file``'s copy of the policy file at ``where`` (its path, or its URL: the URL's
+    path), under ``folder``; None when there is none."""
+    if folder is None:
+        return None
+    path = Path(folder) / urlsplit(where).path.lstrip("/")
+    return path if path.is_file() else None
 
 
 class RawRobotsBodies:
@@ -207,10 +226,16 @@ class RobotsQuerySpider(Spider):
             # obeys as when ROBOTSTXT_USER_AGENT is not set (the command unsets it then).
             request = Request(url, dont_filter=True, headers={"User-Agent": agent} if agent else None)
             entry = await mw.robots_for(request)
-            # --file gives robots.txt alone: the site's other files are not read, nor invented.
-            tdm = None if self.local_file else await mw.tdmrep_for(request, entry)
+            heard = await mw.heard_for(request, entry)
+            if self.local_file:
+                # --file: the site's other files only as given beside it, never invented.
+                folder = self.crawler.settings.get(FOLDER_SETTING)
+                heard = tuple(
+                    (file, found if found is not None and local_copy(folder, found.url or file.path) else None)
+                    for file, found in heard
+                )
             recorded = entry.parser if isinstance(entry.parser, RecordingParser) else None
-            found = self._grounds(request, entry, tdm, recorded)
+            found = self._grounds(request, entry, heard, recorded)
             self.results[index] = report = self._report(url, request, found, recorded)
             # An unreachable site's line (its attempt, what a crawl would do next): in the answer.
             report["robots_txt"]["said"] = mw.sites.said.get(entry.site)
@@ -230,9 +255,7 @@ class RobotsQuerySpider(Spider):
                 }
                 self.results[index]["directives"] = None
 
-    def _grounds(
-        self, request: Request, entry: RobotsEntry, tdm: RobotsEntry | None, recorded: RecordingParser | None
-    ) -> Grounds:
+    def _grounds(self, request: Request, entry: RobotsEntry, heard: Heard, recorded: RecordingParser | None) -> Grounds:
         """The crawl's answer for ``request``: the entries as the crawl holds them (the
         parser the recording one built), the versions named as a compliance record names
         them (the SHA-256 of the bodies received)."""
@@ -241,14 +264,15 @@ class RobotsQuerySpider(Spider):
         config = self.config
         parser = recorded.parser if recorded is not None else entry.parser
         entry = replace(entry, parser=parser, version=self._version(entry))
-        if tdm is not None:
-            tdm = replace(tdm, version=self._version(tdm))
+        heard = tuple(
+            (file, None if found is None else replace(found, version=self._version(found))) for file, found in heard
+        )
         if entry.action is Action.PARSE and parser is not None and config.crawl_delay:
             # The site's delay was read for the crawl's agent; this one may have its own group.
             agent = as_text(user_agent(request, config))
             delay = read_site_delay(parser, agent, config.max_crawl_delay, config.crawl_delay_exceeded)
             entry = replace(entry, delay=delay)
-        return grounds(entry, request, config, tdm)
+        return grounds(entry, request, config, heard)
 
     def _report(self, url: str, request: Request, found: Grounds, recorded: RecordingParser | None) -> dict[str, Any]:
         config, entry, agent = self.config, found.entry, found.agent
@@ -280,7 +304,6 @@ class RobotsQuerySpider(Spider):
             "usage": {purpose: pref.as_meta() for purpose, pref in found.preferences.items()}
             if config.usage is not None
             else None,
-            "tdmrep": _tdmrep(found, self.local_file),
             "crawl_delay": _ask(parser, "crawl_delay", agent),
             "request_rate": _ask(parser, "request_rate", agent),
             "delay": asdict(entry.delay) if entry.delay is not None else None,
@@ -289,6 +312,10 @@ class RobotsQuerySpider(Spider):
             "max_crawl_delay": config.max_crawl_delay,
             "sitemaps": _ask(parser, "sitemaps"),
         }
+        # Each other policy file's answer, under its key; the plain output prints their ``text``.
+        report["policy_files"] = [file.key for file, _ in found.heard]
+        for file, file_entry in found.heard:
+            report[file.key] = file.report(file_entry, url, config, "file" if self.local_file else "robots.txt")
         report.update(answer_fields(found))
         site = self._by_site.setdefault(entry.site, {})
         if self.compare:
@@ -441,34 +468,6 @@ def _next_attempt(entry: RobotsEntry, config: RobotsConfig) -> dict[str, Any]:
     return {
         "retry_after": retry_after,
         "next_attempt": {"seconds": round(entry.expires_at - entry.fetched_at, 3), "by": by},
-    }
-
-
-def _tdmrep(found: Grounds, local_file: bool) -> dict[str, Any] | None:
-    """What the site's tdmrep.json says of this URL, when a purpose asked is one TDMRep
-    speaks for (``ROBOTSTXT_TDMREP``): its answer, the purposes it speaks for, the file;
-    ``not_read``, why there is none (``"file"``: --file gives robots.txt alone; ``"robots.txt"``:
-    robots.txt keeps the site out)."""
-    config, tdm = found.config, found.tdm
-    if not config.tdmrep:
-        return None
-    if tdm is None:
-        return {
-            "purposes": list(config.tdmrep),
-            "url": None,
-            "status": None,
-            "policy": None,
-            "answer": None,
-            "not_read": "file" if local_file else "robots.txt",
-        }
-    return {
-        "not_read": None,
-        "purposes": list(config.tdmrep),
-        "url": tdm.url,
-        "status": tdm.status,
-        "policy": tdm.action.value,
-        "error": tdm.error,
-        "answer": answer_as_meta(found.tdm_answer),
     }
 
 

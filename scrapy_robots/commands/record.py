@@ -26,16 +26,15 @@ from scrapy_robots.commands.query import answer_fields
 from scrapy_robots.grounds import grounds, page_reading
 from scrapy_robots.record import ITEMS_DROPPED
 from scrapy_robots.record.reader import Record
-from scrapy_robots.record.version import TDMREP_JSON
 from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.settings.readers import default_user_agent
-from scrapy_robots.tdmrep.crawl import NEEDED_AFTER
 
 if TYPE_CHECKING:
     import argparse
 
     from scrapy.settings import BaseSettings
 
+    from scrapy_robots.policyfiles.stated import Heard
     from scrapy_robots.record.reader import Version
 
 
@@ -109,8 +108,8 @@ def answer(record: Record, url: str, at: float, agent: str | None, settings: Bas
         result["allowed"], result["decided_by"] = False, f"the record lacks the body of version {governs[:12]}"
     else:
         # The crawl's own answer, on the versions recorded then, for the purposes it declared.
-        tdm = _tdmrep_entry(record, site, at, config) if config.tdmrep and entry.action in NEEDED_AFTER else None
-        found = grounds(entry, Request(url, headers={"User-Agent": agent}), config, tdm, at)
+        heard = _heard(record, entry, at, config)
+        found = grounds(entry, Request(url, headers={"User-Agent": agent}), config, heard, at)
         pages = [row for row in record.pages_for(url) if row["t"] <= at]
         if pages:
             # The page as the crawl read it (its last reading by then): the same answer it obeyed.
@@ -173,18 +172,26 @@ def _entry(record: Record, version: Version, governs: str, config: RobotsConfig)
     return entry
 
 
-def _tdmrep_entry(record: Record, site: str, at: float, config: RobotsConfig) -> RobotsEntry | None:
-    """The site's tdmrep.json as recorded at ``at``; None when the crawl never fetched it."""
-    from scrapy_robots.tdmrep import parse_tdmrep
-
-    found = record.version_at(site, at, TDMREP_JSON)
-    if found is None:
-        return None
-    governs = found.governs or found.sha256
-    tdm = _recorded_entry(found, governs)
-    if tdm.action is Action.PARSE:
-        tdm.rules = parse_tdmrep(record.body_of(governs) or b"", config.maxsize)
-    return tdm
+def _heard(record: Record, robots: RobotsEntry, at: float, config: RobotsConfig) -> Heard:
+    """The site's other policy files that state preferences, as recorded at ``at`` (each
+    read by its own handler; None when the crawl did not need it, or never fetched it)."""
+    heard = []
+    for cls in config.policy_files:
+        if not cls.wanted(config):
+            continue
+        file = cls(None, config)  # reads only: no crawler
+        found = record.version_at(robots.site, at, file.record) if file.needed(robots) else None
+        if found is None:
+            heard.append((file, None))
+            continue
+        governs = found.governs or found.sha256
+        entry = _recorded_entry(found, governs)
+        if entry.action is Action.PARSE:
+            entry.body = record.body_of(governs) or b""
+            entry.rules = file.read(entry)
+            entry.body = None
+        heard.append((file, entry))
+    return tuple(heard)
 
 
 def _recorded_entry(version: Version, governs: str) -> RobotsEntry:

@@ -102,8 +102,8 @@ def format_report(
         row("rule", f"{result['parser']} cannot say which line decided (--parser rfc9309 can)")
     for purpose, preference in (result.get("usage") or {}).items():
         row("usage" if purpose == next(iter(result["usage"])) else "", f"{purpose}: {_usage_text(preference)}")
-    if result.get("tdmrep") is not None:
-        row("tdmrep", _tdmrep_text(result["tdmrep"]))
+    for key in result.get("policy_files") or ():  # the site's other policy files, each its line
+        row(key, result[key]["text"])
     row("robots.txt", _source(robots, local_file))
     policy = _POLICY.get(robots["policy"], robots["policy"])
     if robots["policy"] == "parse":
@@ -155,25 +155,6 @@ def _usage_text(preference: dict[str, Any]) -> str:
         return f"{decision}, not stated (unstated means allowed)"
     where = f"line {preference['line']}" if preference["line"] is not None else preference["source"]
     return f"{decision} by {where} ({preference['text']})"
-
-
-def _tdmrep_text(tdmrep: dict[str, Any]) -> str:
-    """TDMRep's answer (``--usage`` with a purpose it speaks for): the verdict, what said
-    it, the file's status."""
-    purposes = ", ".join(tdmrep["purposes"])
-    answer = tdmrep["answer"]
-    if tdmrep.get("not_read") == "file":
-        return (
-            f"not read for {purposes}: --file answers for robots.txt alone (a crawl reads the site's tdmrep.json too)"
-        )
-    if answer is None:
-        return f"not read (robots.txt keeps the site out) for {purposes}"
-    verdict = {True: "reserved", False: "not reserved", None: "unset"}[answer["reserved"]]
-    text = f"{verdict} for {purposes}: {answer['reason']}"
-    if answer["policy"]:
-        text += f"; tdm-policy {answer['policy']}"
-    status = f"HTTP {tdmrep['status']}" if tdmrep["status"] is not None else tdmrep.get("error") or "not fetched"
-    return f"{text} ({tdmrep['url']}: {status})"
 
 
 def _source(robots: dict[str, Any], local_file: str | None) -> str:

@@ -148,6 +148,11 @@ class PolicyFile:
     def tier(self) -> HotTier:
         return FileTier(self.path, self.config.cache_parsed)
 
+    def where(self, site: str) -> str:
+        """Where ``site``'s file is fetched from: its path at the site, or an absolute URL
+        (a file another one names: RSL's license document, robots.txt's ``License`` line)."""
+        return self.path
+
     def read(self, entry: RobotsEntry) -> Any:
         """The rules of ``entry``'s body (``entry.body``, ``entry.truncated`` when cut at
         ``ROBOTSTXT_MAXSIZE``): kept in ``entry.rules``, what the crawl asks of the file."""
@@ -391,7 +396,7 @@ class PolicyBook:
         conditional = conditional_headers(previous) if self._revalidate and previous is not None else None
         if conditional:
             self.stats.inc_value(f"{file.stats}/conditional")
-        result = await self.fetcher.fetch(site, via=request, path=file.path, conditional=conditional)
+        result = await self.fetcher.fetch(site, via=request, path=file.where(site), conditional=conditional)
         if isinstance(result.error, (CancelledError, asyncio.CancelledError)) or self.room.closing_now():
             # The fetch was cut short by the close (the room's cancel, or Scrapy's fast stop,
             # which cancels downloads before the room looks at the engine): its outcome says

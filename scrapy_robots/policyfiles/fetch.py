@@ -215,7 +215,10 @@ def robots_url(site: str) -> str:
 
 
 def site_url(site: str, path: str) -> str:
-    """The URL of ``path`` at a site key, without a default port."""
+    """The URL of ``path`` at a site key, without a default port; ``path`` itself when it is
+    an absolute URL (a policy file another one names, on any host)."""
+    if "://" in path:
+        return path
     scheme = site.split("://", 1)[0]
     default = f":{_DEFAULT_PORTS.get(scheme, 0)}"
     return f"{site[: -len(default)] if site.endswith(default) else site}{path}"

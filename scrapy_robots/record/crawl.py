@@ -25,7 +25,6 @@ from scrapy_robots.record import DIRECTIVES, META_KEY, REVALIDATED
 from scrapy_robots.record.version import ROBOTS_TXT, PolicyVersion, response_headers, sha256_of
 from scrapy_robots.record.writer import RecordWriter
 from scrapy_robots.settings.errors import SettingError
-from scrapy_robots.tdmrep.reading import META_KEY as TDM_META_KEY
 from scrapy_robots.usage import META_KEY as USAGE_META_KEY
 from scrapy_robots.useragent import product_token, request_agent
 
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from scrapy_robots.grounds import PageReading
     from scrapy_robots.policyfiles.decision import Decision
     from scrapy_robots.policyfiles.fetch import FetchResult
+    from scrapy_robots.policyfiles.stated import Heard
     from scrapy_robots.settings.config import RobotsConfig
     from scrapy_robots.settings.parts import RecordConfig
     from scrapy_robots.verdict import Verdict
@@ -156,7 +156,7 @@ class ComplianceRecord:
         )
         self.stats.inc_value(f"robotstxt/record/revalidations/{file.rsplit('/', 1)[-1].split('.', 1)[0]}")
 
-    def decided(self, entry: RobotsEntry, request: Request, answer: Verdict, tdm: RobotsEntry | None) -> None:
+    def decided(self, entry: RobotsEntry, request: Request, answer: Verdict, heard: Heard) -> None:
         """A verdict given: kept for the next batch; an allowed request carries its version."""
         meta = request.meta
         if entry.version is not None:
@@ -164,18 +164,16 @@ class ComplianceRecord:
         agent = request_agent(request, self.config.user_agent, self.config.default_user_agent)
         # The answers as decided: the spider middleware writes the page's own into the same
         # meta dicts when the response comes, before or after this batch is written.
-        usage, tdm_answer = meta.get(USAGE_META_KEY), meta.get(TDM_META_KEY)
+        usage = meta.get(USAGE_META_KEY)
+        # Each other policy file's answer, under its own field (policyfiles/preference.py).
+        files = None
+        for file, _ in heard:
+            said = meta.get(file.meta_key)
+            if said:
+                files = files or {}
+                files[file.tags_field] = dict(said)
         self.decisions.append(
-            (
-                time.time(),
-                request.url,
-                entry,
-                answer,
-                agent,
-                tdm,
-                dict(usage) if usage else None,
-                dict(tdm_answer) if tdm_answer else None,
-            )
+            (time.time(), request.url, entry, answer, agent, heard, dict(usage) if usage else None, files)
         )
         if len(self.decisions) >= self.record.batch:
             self._soon.schedule()  # once, whatever the requests decided before it runs
@@ -231,12 +229,12 @@ class ComplianceRecord:
         self.stats.inc_value("robotstxt/record/batches")
 
     def _row(self, decision: tuple[Any, ...]) -> dict[str, Any]:
-        at, url, entry, answer, agent, tdm, usage, tdm_answer = decision
+        at, url, entry, answer, agent, heard, usage, files = decision
         token = self._tokens.get(agent)
         if token is None:
             token = self._tokens[agent] = product_token(agent)
         # The one answer's row (grounds.py), of the inputs as they were at the decision.
-        return self._decision_row(at, url, token, entry, answer, tdm, usage, tdm_answer)
+        return self._decision_row(at, url, token, entry, answer, heard, usage, files)
 
     def _opened(self) -> None:
         self._timer.start(self.record.flush_interval, now=False)

@@ -82,6 +82,9 @@ class RobotsConfig:
     #: the declared purposes (ROBOTSTXT_USAGE) that TDMRep speaks for, when ROBOTSTXT_TDMREP
     #: leaves it on; empty: tdmrep.json is never fetched, the tdm-* headers and tags not read
     tdmrep: tuple[str, ...] = ()
+    #: ROBOTSTXT_POLICY_FILES: the classes of the policy files that state preferences, loaded
+    #: (each says whether the crawl reads it: ``PreferenceFile.wanted``)
+    policy_files: tuple[Any, ...] = ()
 
     @property
     def parser_name(self) -> str:
@@ -140,6 +143,7 @@ class RobotsConfig:
             one_shot=settings.getbool(ONE_SHOT_SETTING),
             serve=read_bool(settings, "ROBOTSTXT_SERVE"),
             tdmrep=_tdmrep_purposes(settings, usage),
+            policy_files=_policy_files(settings),
         )
 
     @classmethod
@@ -172,6 +176,13 @@ def _tdmrep_purposes(settings: BaseSettings, usage: UsageConfig | None) -> tuple
     if not on or usage is None:
         return ()
     return tuple(purpose for purpose in usage.purposes if purpose in TDM_PURPOSES)
+
+
+def _policy_files(settings: BaseSettings) -> tuple[Any, ...]:
+    """ROBOTSTXT_POLICY_FILES: the classes named (import paths, or the classes), loaded."""
+    raw = settings.get("ROBOTSTXT_POLICY_FILES")
+    paths = default("ROBOTSTXT_POLICY_FILES", settings) if raw is None else settings.getlist("ROBOTSTXT_POLICY_FILES")
+    return tuple(_load_value("ROBOTSTXT_POLICY_FILES", path) for path in paths)
 
 
 def _parser_class(settings: BaseSettings) -> type:

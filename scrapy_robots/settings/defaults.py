@@ -162,6 +162,8 @@ DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
         "ROBOTSTXT_USAGE": None,
         "ROBOTSTXT_USAGE_MODE": "deny",
         "ROBOTSTXT_TDMREP": True,
+        # The policy files besides robots.txt that state preferences (policyfiles/preference.py).
+        "ROBOTSTXT_POLICY_FILES": ("scrapy_robots.tdmrep.crawl.TdmRepJson",),
         # The compliance record (record/).
         "ROBOTSTXT_RECORD": None,
         "ROBOTSTXT_RECORD_FORMAT": "warc",

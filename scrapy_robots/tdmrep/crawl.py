@@ -24,18 +24,25 @@ the crawl, the command and the record alike.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from scrapy_robots.decoding import starts_as_html
-from scrapy_robots.policyfiles.book import NOT_MODIFIED_TEXT, PolicyFile
+from scrapy_robots.policyfiles.book import NOT_MODIFIED_TEXT
 from scrapy_robots.policyfiles.policy import NETWORK, Action, StatusPolicy
+from scrapy_robots.policyfiles.preference import PreferenceFile, Stated
 from scrapy_robots.record.version import TDMREP_JSON
 from scrapy_robots.tdmrep.file import HTML_PAGE, TOO_LARGE, TdmRepError, TdmRepFile, parse_tdmrep
+from scrapy_robots.tdmrep.reading import META_KEY, answer_as_meta, file_answer, preferences
+from scrapy_robots.usage import TDM_DENIED_REASON, TDM_SOURCES
 
 if TYPE_CHECKING:
+    from scrapy.http import Request
+
     from scrapy_robots.cache import RobotsEntry
     from scrapy_robots.policyfiles.decision import Decision
     from scrapy_robots.policyfiles.fetch import FetchResult
+    from scrapy_robots.settings.config import RobotsConfig
+    from scrapy_robots.usage import Preference
 
 logger = logging.getLogger(__name__)
 
@@ -59,14 +66,72 @@ STATUS_POLICY: Final = StatusPolicy(
 NEEDED_AFTER: Final = (Action.PARSE, Action.ALLOW)
 
 
-class TdmRepJson(PolicyFile):
-    """``/.well-known/tdmrep.json``: its rules are the parsed :class:`~scrapy_robots.tdmrep.TdmRepFile`."""
+class TdmRepJson(PreferenceFile):
+    """``/.well-known/tdmrep.json``: its rules are the parsed :class:`~scrapy_robots.tdmrep.TdmRepFile`;
+    a reservation denies the declared purposes TDM covers (``ROBOTSTXT_TDMREP``)."""
 
     name = "tdmrep.json"
     path = WELL_KNOWN
     stats = "robotstxt/tdmrep"
     record = TDMREP_JSON
     policy = STATUS_POLICY
+    key = "tdmrep"
+    meta_key = META_KEY
+    tags_key = "tdm"
+    sources = TDM_SOURCES
+    denied_reason = TDM_DENIED_REASON
+    after = NEEDED_AFTER
+
+    @classmethod
+    def wanted(cls, config: RobotsConfig) -> bool:
+        return bool(config.tdmrep)
+
+    def purposes(self, config: RobotsConfig) -> tuple[str, ...]:
+        return config.tdmrep
+
+    def says(self, entry: RobotsEntry | None, request: Request, config: RobotsConfig) -> dict[str, Preference]:
+        meta = request.meta
+        if entry is None:
+            meta.pop(META_KEY, None)
+            return {}
+        answer = file_answer(entry, request.url)
+        meta[META_KEY] = answer_as_meta(answer)
+        return preferences(answer, config.tdmrep)
+
+    def explain(self, entry: RobotsEntry | None, url: str, config: RobotsConfig) -> tuple[Stated, ...]:
+        if entry is None:
+            return (Stated(config.tdmrep, "not read"),)
+        answer = file_answer(entry, url)
+        return (Stated(config.tdmrep, answer.explain(), None if answer.reserved is None else not answer.reserved),)
+
+    def report(self, entry: RobotsEntry | None, url: str, config: RobotsConfig, not_read: str) -> dict[str, Any]:
+        """TDMRep's answer as the command has always given it (``answer``: the file's, as
+        carried in ``robotstxt_tdmrep``)."""
+        purposes = ", ".join(config.tdmrep)
+        if entry is None:
+            report = super().report(entry, url, config, not_read)
+            if not_read == "file":
+                report["text"] = (
+                    f"not read for {purposes}: --file answers for robots.txt alone (a crawl reads the site's "
+                    "tdmrep.json too; put one at .well-known/tdmrep.json beside the file to read it)"
+                )
+            return {**report, "answer": None}
+        answer = answer_as_meta(file_answer(entry, url))
+        verdict = {True: "reserved", False: "not reserved", None: "unset"}[answer["reserved"]]
+        text = f"{verdict} for {purposes}: {answer['reason']}"
+        if answer["policy"]:
+            text += f"; tdm-policy {answer['policy']}"
+        status = f"HTTP {entry.status}" if entry.status is not None else entry.error or "not fetched"
+        return {
+            "not_read": None,
+            "purposes": list(config.tdmrep),
+            "url": entry.url,
+            "status": entry.status,
+            "policy": entry.action.value,
+            "error": entry.error,
+            "answer": answer,
+            "text": f"{text} ({entry.url}: {status})",
+        }
 
     def read(self, entry: RobotsEntry) -> TdmRepFile:
         body = entry.body or b""

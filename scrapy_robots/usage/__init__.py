@@ -126,8 +126,10 @@ class Preference:
             where = f"line {self.line} ({self.text})"
         elif self.source == "directive":
             where = f"the page's {self.text}"
-        else:
+        elif self.source == "header":
             where = f"the response header {self.text}"
+        else:  # another policy file's (policyfiles/preference.py): its words name it
+            where = self.text or self.source
         return f"{where} {'denies' if self.denied else 'allows'} {self.purpose}"
 
     def as_meta(self) -> dict[str, Any]:
