@@ -301,6 +301,12 @@ async def test_the_crawl_its_record_and_the_command_give_one_answer(site, robots
         assert now["sources"] == then["sources"], (case, now["sources"], then["sources"])
         _same_versions_and_denial(row, now["sources"])
     versions = {s["name"]: s["sha256"] for s in live[urls["tdmrep"]]["sources"]}
-    assert versions == {"robots.txt": sha(ROBOTS), "usage": sha(ROBOTS), "tdmrep.json": sha(json.dumps(RULES))}
+    # No License line: RSL's document is named, not read.
+    assert versions == {
+        "robots.txt": sha(ROBOTS),
+        "usage": sha(ROBOTS),
+        "tdmrep.json": sha(json.dumps(RULES)),
+        "license.xml": None,
+    }
     assert live[urls["disallowed"]]["sources"][0]["line"] == 2
     assert {s["sha256"] for s in live[urls["unreachable"]]["sources"]} == {None}  # no version came

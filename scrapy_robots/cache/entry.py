@@ -81,6 +81,9 @@ class RobotsEntry:
     #: the usage preference lines (ROBOTSTXT_USAGE set), read from ``body`` by our
     #: parser whatever ROBOTSTXT_PARSER is; None when the file states none; never stored
     usage: RobotsTxt | None = field(default=None, repr=False, compare=False)
+    #: the RSL license documents its ``License`` lines point the crawl's agent to (absolute
+    #: URLs, file order), read from ``body`` with ROBOTSTXT_RSL on; never stored
+    licenses: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     def fresh(self, now: float) -> bool:
         return now < self.expires_at

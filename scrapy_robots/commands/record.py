@@ -169,6 +169,10 @@ def _entry(record: Record, version: Version, governs: str, config: RobotsConfig)
     entry.action = Action.PARSE
     entry.parser = RFC9309Parser(body, config.default_user_agent, options=config.rfc9309)
     entry.usage = site_preferences(body) if config.usage is not None else None
+    if config.rsl:  # where the site's RSL license is (its License line), as the crawl read it
+        from scrapy_robots.rsl.discovery import license_urls
+
+        entry.licenses = license_urls(body, config.default_user_agent, version.url)
     return entry
 
 

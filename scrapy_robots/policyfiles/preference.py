@@ -18,13 +18,28 @@ was not read) and never name a file.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from scrapy_robots.policyfiles.book import PolicyFile
-from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.policyfiles.policy import NETWORK, Action, StatusPolicy
 from scrapy_robots.policyfiles.stated import Heard, Stated
 
-__all__ = ["Heard", "PreferenceFile", "Stated"]
+__all__ = ["OPTIONAL_FILE_POLICY", "Heard", "PreferenceFile", "Stated"]
+
+#: The status policy of a file a site need not have (TDMRep's, RSL's): 2xx its content;
+#: any 4xx, and a 3xx not followed, "not implemented" (nothing stated); 5xx, 429, a network
+#: error, unknown: retried on robots.txt's schedule, read meanwhile as the file's handler says.
+OPTIONAL_FILE_POLICY: Final = StatusPolicy(
+    {
+        "1xx": Action.UNREACHABLE,
+        "2xx": Action.PARSE,
+        "3xx": Action.ALLOW,
+        "4xx": Action.ALLOW,
+        429: Action.UNREACHABLE,
+        "5xx": Action.UNREACHABLE,
+        NETWORK: Action.UNREACHABLE,
+    }
+)
 
 if TYPE_CHECKING:
     from scrapy.http import Request

@@ -29,6 +29,7 @@ from scrapy_robots.pace.delay import read_site_delay, site_delay
 from scrapy_robots.parsers import RobotParser, as_robot_parser, check_parser_class
 from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.rfc9309 import RobotsTxtHandler, parse_robotstxt
+from scrapy_robots.rsl.discovery import license_urls
 from scrapy_robots.usage import site_preferences
 
 if TYPE_CHECKING:
@@ -99,6 +100,8 @@ class RobotsReader:
             return None
         if self.config.usage is not None:
             entry.usage = site_preferences(entry.body)
+        if self.config.rsl:
+            entry.licenses = license_urls(entry.body, self.agent, entry.url)
         reduced = self._reduce(parser, self.agent)
         if entry.body and not entry.body_dropped and self._says_nothing(entry, parser, reduced):
             # Kept empty: every consumer (the verdict, the usage lines, another agent's or
@@ -150,6 +153,8 @@ class RobotsReader:
         look at the text; a file that states some is parsed by our parser, counted."""
         assert entry.body is not None
         entry.usage = site_preferences(entry.body)
+        if self.config.rsl:
+            entry.licenses = license_urls(entry.body, self.agent, entry.url)
         if entry.usage is not None:
             self.stats.inc_value("robotstxt/parsed")
 

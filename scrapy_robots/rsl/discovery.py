@@ -100,6 +100,15 @@ def robotstxt_licenses(body: bytes | str, user_agent: str = "*", base: str | Non
     return tuple(found)
 
 
+def license_urls(body: bytes | str, user_agent: str = "*", base: str | None = None) -> tuple[str, ...]:
+    """The URLs of :func:`robotstxt_licenses`, and none, at the cost of one search, for the
+    files (most) that have no ``License`` line: what a crawl keeps per site."""
+    lowered = body.lower()
+    if (b"license" if isinstance(lowered, bytes) else "license") not in lowered:
+        return ()
+    return tuple(link.url for link in robotstxt_licenses(body, user_agent, base))
+
+
 def header_licenses(headers: Any, base: str | None = None) -> tuple[LicenseLink, ...]:
     """The RSL documents a response's ``Link`` header fields point to; ``headers`` as
     ``scrapy_robots.utils.headers.header_values`` takes them, ``base`` the response's URL."""

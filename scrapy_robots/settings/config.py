@@ -82,6 +82,12 @@ class RobotsConfig:
     #: the declared purposes (ROBOTSTXT_USAGE) that TDMRep speaks for, when ROBOTSTXT_TDMREP
     #: leaves it on; empty: tdmrep.json is never fetched, the tdm-* headers and tags not read
     tdmrep: tuple[str, ...] = ()
+    #: ROBOTSTXT_RSL, with a purpose declared: a site's RSL license document (its robots.txt
+    #: ``License`` line) decides too
+    rsl: bool = False
+    #: ROBOTSTXT_RSL_TOKEN: the license token sent (``Authorization: License <token>``) where
+    #: RSL requires one; None: such URLs are denied for the purposes it covers
+    rsl_token: str | None = None
     #: ROBOTSTXT_POLICY_FILES: the classes of the policy files that state preferences, loaded
     #: (each says whether the crawl reads it: ``PreferenceFile.wanted``)
     policy_files: tuple[Any, ...] = ()
@@ -143,6 +149,8 @@ class RobotsConfig:
             one_shot=settings.getbool(ONE_SHOT_SETTING),
             serve=read_bool(settings, "ROBOTSTXT_SERVE"),
             tdmrep=_tdmrep_purposes(settings, usage),
+            rsl=usage is not None and read_bool(settings, "ROBOTSTXT_RSL"),
+            rsl_token=_rsl_token(settings),
             policy_files=_policy_files(settings),
         )
 
@@ -176,6 +184,16 @@ def _tdmrep_purposes(settings: BaseSettings, usage: UsageConfig | None) -> tuple
     if not on or usage is None:
         return ()
     return tuple(purpose for purpose in usage.purposes if purpose in TDM_PURPOSES)
+
+
+def _rsl_token(settings: BaseSettings) -> str | None:
+    """ROBOTSTXT_RSL_TOKEN: a license token (a string), or None."""
+    token = settings.get("ROBOTSTXT_RSL_TOKEN")
+    if token is None or token == "":
+        return None
+    if not isinstance(token, str) or any(c in token for c in "\r\n"):
+        raise ValueError(f"ROBOTSTXT_RSL_TOKEN must be the license token, a string on one line, not {token!r}")
+    return token.strip()
 
 
 def _policy_files(settings: BaseSettings) -> tuple[Any, ...]:

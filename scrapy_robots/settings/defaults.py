@@ -163,7 +163,12 @@ DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
         "ROBOTSTXT_USAGE_MODE": "deny",
         "ROBOTSTXT_TDMREP": True,
         # The policy files besides robots.txt that state preferences (policyfiles/preference.py).
-        "ROBOTSTXT_POLICY_FILES": ("scrapy_robots.tdmrep.crawl.TdmRepJson",),
+        "ROBOTSTXT_RSL": True,
+        "ROBOTSTXT_RSL_TOKEN": None,
+        "ROBOTSTXT_POLICY_FILES": (
+            "scrapy_robots.tdmrep.crawl.TdmRepJson",
+            "scrapy_robots.policyfiles.license.RslLicense",
+        ),
         # The compliance record (record/).
         "ROBOTSTXT_RECORD": None,
         "ROBOTSTXT_RECORD_FORMAT": "warc",

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from scrapy_robots.decoding import starts_as_html
 from scrapy_robots.policyfiles.book import NOT_MODIFIED_TEXT
-from scrapy_robots.policyfiles.policy import NETWORK, Action, StatusPolicy
-from scrapy_robots.policyfiles.preference import PreferenceFile, Stated
+from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.policyfiles.preference import OPTIONAL_FILE_POLICY, PreferenceFile, Stated
 from scrapy_robots.record.version import TDMREP_JSON
 from scrapy_robots.tdmrep.file import HTML_PAGE, TOO_LARGE, TdmRepError, TdmRepFile, parse_tdmrep
 from scrapy_robots.tdmrep.reading import META_KEY, answer_as_meta, file_answer, preferences
@@ -49,17 +49,7 @@ logger = logging.getLogger(__name__)
 WELL_KNOWN: Final = "/.well-known/tdmrep.json"
 
 #: TDMRep's reading of a status: the file, or "not implemented" (unset), or unknown.
-STATUS_POLICY: Final = StatusPolicy(
-    {
-        "1xx": Action.UNREACHABLE,
-        "2xx": Action.PARSE,
-        "3xx": Action.ALLOW,
-        "4xx": Action.ALLOW,
-        429: Action.UNREACHABLE,
-        "5xx": Action.UNREACHABLE,
-        NETWORK: Action.UNREACHABLE,
-    }
-)
+STATUS_POLICY: Final = OPTIONAL_FILE_POLICY
 
 #: The robots.txt outcomes after which a site's requests need its ``tdmrep.json``: not
 #: those that keep every request out (denied, unreachable, excluded).
