@@ -11,6 +11,7 @@ copyright = "2026, scrapy-robots developers"
 extensions = ["sphinx.ext.autodoc", "sphinx.ext.intersphinx"]
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
+autodoc_type_aliases = {"Heard": "scrapy_robots.policyfiles.stated.Heard"}
 # GoogleParser's module imports Google's library (the `google` extra, a C++ wheel) at import;
 # the docs extra does not install it, so the API page imports a stand-in.
 autodoc_mock_imports = ["jwm"]

@@ -52,10 +52,10 @@ if TYPE_CHECKING:
 class PreferenceFile(PolicyFile):
     """A policy file whose content states usage preferences for the declared purposes.
 
-    A subclass names it as a :class:`PolicyFile` does, plus ``key`` (its field in a decision
+    A subclass names it as a ``PolicyFile`` (policyfiles/book.py) does, plus ``key`` (its field in a decision
     row of the compliance record and in the command's report), ``meta_key`` (the request
     meta key that carries its answer), ``tags_key`` (that answer's field in a decision row;
-    ``<key>_said`` by default), ``sources`` (the :attr:`Preference.source` values it states: a
+    ``<key>_said`` by default), ``sources`` (the ``Preference.source`` values it states: a
     denial by one of them is its own) and ``denied_reason`` (the start of its IgnoreRequest
     message), and implements :meth:`says` and :meth:`explain`.
     """
