@@ -280,17 +280,21 @@ def test_usage_says_once_that_response_headers_are_not_checked(robots, tmp_path)
 
 
 def test_summary_lists_the_usage_lines(robots, tmp_path):
-    (tmp_path / "robots.txt").write_text("Content-Signal: ai-train=no\n" + USAGE_ROBOTS)
+    # A Content-Signal line before any User-agent is read for every crawler (as the crawl
+    # reads it, usage/); a rule there binds none.
+    (tmp_path / "robots.txt").write_text("Content-Signal: ai-train=no\nDisallow: /x\n" + USAGE_ROBOTS)
     lines = robots("--file", "robots.txt").stdout.splitlines()
-    assert "    line 3    Content-Usage: train-ai=n" in lines, lines
-    assert "    line 7    Content-Signal: search=yes" in lines, lines
-    assert "  before any User-agent, for no crawler: lines 1" in lines, lines
+    assert "    line 4    Content-Usage: train-ai=n" in lines, lines
+    assert "    line 8    Content-Signal: search=yes" in lines, lines
+    assert "  line 1    Content-Signal: ai-train=no  (before any User-agent: read for every crawler)" in lines, lines
+    assert "  before any User-agent, for no crawler: lines 2" in lines, lines
     [answer] = _json(robots("--file", "robots.txt", "--json").stdout)
     records = [record for group in answer["summary"]["groups"] for record in group["records"]]
     assert [(r["line"], r["text"]) for r in records] == [
-        (3, "Content-Usage: train-ai=n"),
-        (7, "Content-Signal: search=yes"),
+        (4, "Content-Usage: train-ai=n"),
+        (8, "Content-Signal: search=yes"),
     ]
+    assert [(r["line"], r["text"]) for r in answer["summary"]["file_wide"]] == [(1, "Content-Signal: ai-train=no")]
 
 
 # -- a site skipped for its Crawl-delay (#30 item 4) -----------------------------------

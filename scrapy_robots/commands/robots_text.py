@@ -332,6 +332,9 @@ def format_summary(where: str, summary: dict[str, Any] | None, paint: Paint = PL
             lines.append("    (no rule: everything allowed)")
         for record in group["records"]:
             lines.append(f"    {numbered(record['line'])} {shown(record, record['text'], '')}")
+    for item in summary.get("file_wide", ()):
+        text = f"{item['text']}  (before any User-agent: read for every crawler)"
+        lines.append(f"  {numbered(item['line'])} {shown(item, text, '')}")
     if summary["orphans"]:
         lines.append(f"  before any User-agent, for no crawler: lines {', '.join(map(str, summary['orphans']))}")
     for sitemap in summary["sitemaps"]:

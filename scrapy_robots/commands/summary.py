@@ -19,9 +19,14 @@ class _Summary(GroupBuilder):
         self.records: dict[int, list[dict[str, Any]]] = {}
         self.sitemap_lines: list[dict[str, Any]] = []
         self.orphans: list[int] = []
+        #: lines before any User-agent that apply to every crawler (Content-Signal, as the
+        #: crawl reads it: usage/; License, RSL 1.0's global license)
+        self.file_wide: list[dict[str, Any]] = []
 
-    def _record(self, line: int, text: str) -> None:
-        if self._group is None:
+    def _record(self, line: int, text: str, file_wide: bool = False) -> None:
+        if self._group is None and file_wide:
+            self.file_wide.append({"line": line, "text": text})
+        elif self._group is None:
             self.orphans.append(line)
         else:
             self.records.setdefault(id(self._group), []).append({"line": line, "text": text})
@@ -49,8 +54,12 @@ class _Summary(GroupBuilder):
         super().handle_visit_time(line, value)
 
     def handle_content_signal(self, line: int, value: str) -> None:
-        self._record(line, f"Content-Signal: {value}")
+        self._record(line, f"Content-Signal: {value}", file_wide=True)
         super().handle_content_signal(line, value)
+
+    def handle_license(self, line: int, value: str) -> None:
+        self._record(line, f"License: {value}", file_wide=True)
+        super().handle_license(line, value)
 
     def handle_content_usage(self, line: int, value: str) -> None:
         self._record(line, f"Content-Usage: {value}")
@@ -109,5 +118,6 @@ def summarize_robotstxt(body: bytes | str, maxsize: int | None = None, truncated
         "sitemaps": [{**sitemap, "read": is_read(sitemap["line"])} for sitemap in summary.sitemap_lines],
         "host": summary.host,
         "orphans": summary.orphans,
+        "file_wide": [{**item, "read": is_read(item["line"])} for item in summary.file_wide],
         "not_read": not_read,
     }
