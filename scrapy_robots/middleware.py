@@ -77,7 +77,9 @@ class RobotsTxtMiddleware:
         self.cache = RobotsCache(config.cache_parsed, config.cache_size)
         check_storage_class("ROBOTSTXT_CACHE_STORAGE", config.storage_class)
         self.storage: RobotsStorage = build_from_crawler(config.storage_class, crawler)
-        self.room = WaitingRoom(crawler, config.max_waiting, config.requeue_on_close, self.storage.leases())
+        # Optional on a storage (a user's own predates it): None, no leases.
+        leases = getattr(self.storage, "leases", None)
+        self.room = WaitingRoom(crawler, config.max_waiting, config.requeue_on_close, leases() if leases else None)
         shared = self.storage.pacer()
         self.pacing = self._pacing(crawler, shared, self.room)
         # "Slow down" answers to pages pause their slot: the backoff extension hears them

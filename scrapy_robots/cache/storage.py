@@ -102,7 +102,8 @@ class RobotsStorage:
         return None
 
     def leases(self) -> RequestLeases | None:
-        """Leases on the requests waiting in this crawler, or None: what a crawler holds dies with it."""
+        """Leases on the requests waiting in this crawler, or None: what a crawler holds dies with it.
+        Optional: a storage without it leases nothing."""
         return None
 
     def describe(self) -> str:
