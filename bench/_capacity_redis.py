@@ -57,9 +57,9 @@ async def save(settings: dict[str, Any], first: int, count: int) -> dict[str, An
 
     from scrapy_robots.decoding import cut_at_maxsize
     from scrapy_robots.policyfiles.decision import decide
-    from scrapy_robots.policyfiles.fetch import FetchResult, robots_url, site_of
-    from scrapy_robots.policyfiles.policy import Action
     from scrapy_robots.policyfiles.reader import RobotsReader
+    from scrapy_robots.status.policy import Action
+    from scrapy_robots.status.result import FetchResult, robots_url, site_of
     from scrapy_robots.tdmrep.crawl import NEEDED_AFTER, STATUS_POLICY, WELL_KNOWN
 
     crawler, config, storage = crawler_parts(settings)

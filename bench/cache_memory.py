@@ -58,11 +58,11 @@ from scrapy.settings import Settings  # noqa: E402
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsCache, RobotsEntry, pack, unpack  # noqa: E402
 from scrapy_robots.decoding import normalize_robotstxt  # noqa: E402
-from scrapy_robots.pace.delay import read_site_delay  # noqa: E402
 from scrapy_robots.parsers import ProtegoParser, RFC9309Parser, RobotParser, as_robot_parser  # noqa: E402
-from scrapy_robots.policyfiles.fetch import robots_url  # noqa: E402
-from scrapy_robots.policyfiles.policy import Action  # noqa: E402
+from scrapy_robots.parsers.delay import read_site_delay  # noqa: E402
 from scrapy_robots.settings.config import RobotsConfig  # noqa: E402
+from scrapy_robots.status.policy import Action  # noqa: E402
+from scrapy_robots.status.result import robots_url  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import Callable

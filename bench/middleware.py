@@ -249,8 +249,8 @@ def micro(count: int, repeats: int) -> list[list[str]]:
 
     from scrapy_robots import RobotsTxtMiddleware
     from scrapy_robots.cache import RobotsEntry
-    from scrapy_robots.policyfiles.fetch import site_of
-    from scrapy_robots.policyfiles.policy import Action
+    from scrapy_robots.status.policy import Action
+    from scrapy_robots.status.result import site_of
     from scrapy_robots.verdict import verdict
 
     base = f"http://127.0.0.{FIRST_HOST}:8000"

@@ -26,6 +26,7 @@ from twisted.internet.defer import CancelledError
 
 from scrapy_robots.addon import STOCK
 from scrapy_robots.cache import RobotsCache, RobotsEntry, RobotsStorage, SitePacer, check_storage_class
+from scrapy_robots.compliance.crawl import compliance_record
 from scrapy_robots.pace.backoff import hear_slow_downs
 from scrapy_robots.pace.pacing import PAUSED, SitePacing
 from scrapy_robots.pace.slots import SlotPacer, leave_redirecting_hosts_slot, warn_at_start_if_slots_missing
@@ -36,7 +37,6 @@ from scrapy_robots.policyfiles.preference import PreferenceFile
 from scrapy_robots.policyfiles.reader import RobotsReader
 from scrapy_robots.policyfiles.robotstxt import SiteBook
 from scrapy_robots.policyfiles.serving import ROBOTS_PATH, RobotsServer
-from scrapy_robots.record.crawl import compliance_record
 from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.settings.errors import SettingError, starting
 from scrapy_robots.settings.startup import check_at_start

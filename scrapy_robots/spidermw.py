@@ -22,11 +22,11 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
 
+from scrapy_robots.compliance.crawl import compliance_record
 from scrapy_robots.grounds import PAGE_SOURCES, PageReading
-from scrapy_robots.policyfiles.fetch import site_of
-from scrapy_robots.record.crawl import compliance_record
 from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.settings.errors import starting
+from scrapy_robots.status.result import site_of
 from scrapy_robots.tdmrep import combine, header_reservation, meta_reservation
 from scrapy_robots.tdmrep.reading import META_KEY as TDM_META_KEY
 from scrapy_robots.tdmrep.reading import answer_from_meta

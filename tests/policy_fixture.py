@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from scrapy_robots.policyfiles.policy import NETWORK, Action, StatusPolicy
 from scrapy_robots.policyfiles.preference import PreferenceFile, Stated
+from scrapy_robots.status.policy import NETWORK, Action, StatusPolicy
 from scrapy_robots.usage import DENY, Preference
 
 FIXTURE = "/.well-known/fixture.txt"

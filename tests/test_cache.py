@@ -16,7 +16,7 @@ from servers import body
 
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsCache, RobotsEntry, lifetime_from_headers, pack, unpack
 from scrapy_robots.cache.hot import TEXT_RULES
-from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.status.policy import Action
 
 PROTEGO = "scrapy_robots.parsers.ProtegoParser"
 

@@ -17,8 +17,8 @@ from scrapy_robots.cache import RobotsEntry, pack, unpack
 from scrapy_robots.cache._zdict import DICTIONARY_1
 from scrapy_robots.decoding import normalize_robotstxt
 from scrapy_robots.parsers.rfc9309 import RFC9309Parser
-from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.policyfiles.reader import states_no_rules
+from scrapy_robots.status.policy import Action
 
 HTML = b"<!doctype html>\n<html><head><title>Not found</title></head>\n<body><p>Sorry: no page.</p></body></html>\n"
 

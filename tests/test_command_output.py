@@ -215,8 +215,8 @@ def test_a_crawl_still_says_when_it_tries_again():
     from scrapy.settings import Settings
 
     from scrapy_robots.policyfiles.decision import decide, describe
-    from scrapy_robots.policyfiles.fetch import FetchResult
     from scrapy_robots.settings.config import ONE_SHOT_SETTING, RobotsConfig
+    from scrapy_robots.status.result import FetchResult
 
     url = "https://shop.example/robots.txt"
     result = FetchResult(url, url, Response(url, status=503), site="https://shop.example:443")

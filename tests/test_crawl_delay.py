@@ -16,8 +16,8 @@ from crawling import RecordingSpider, crawl, stat
 from scrapy import Request
 from servers import body, redirect
 
-from scrapy_robots.pace.delay import read_site_delay
 from scrapy_robots.parsers import RFC9309Parser
+from scrapy_robots.parsers.delay import read_site_delay
 
 # Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
 pytestmark = pytest.mark.timing

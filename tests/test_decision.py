@@ -14,8 +14,8 @@ from scrapy.settings import Settings
 
 from scrapy_robots.cache import RobotsEntry
 from scrapy_robots.cache.entry import entry_from_record, record_of
-from scrapy_robots.pace.delay import SiteDelay
 from scrapy_robots.parsers import RFC9309Parser
+from scrapy_robots.parsers.delay import SiteDelay
 from scrapy_robots.policyfiles.decision import (
     REDIRECT_LOOP,
     REFUSED,
@@ -25,9 +25,9 @@ from scrapy_robots.policyfiles.decision import (
     failure_kind,
     worth_waiting,
 )
-from scrapy_robots.policyfiles.fetch import FetchResult
-from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.settings.config import ONE_SHOT_SETTING, RobotsConfig
+from scrapy_robots.status.policy import Action
+from scrapy_robots.status.result import FetchResult
 from scrapy_robots.verdict import ALLOWED, PARSER_FAILED, verdict
 
 SITE = "https://shop.example:443"

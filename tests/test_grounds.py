@@ -20,9 +20,9 @@ from test_command import _json, robots, site  # noqa: F401 - fixtures
 from scrapy_robots.cache import RobotsEntry
 from scrapy_robots.grounds import PageReading, grounds
 from scrapy_robots.parsers.rfc9309 import RFC9309Parser
-from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.record.reader import Record
 from scrapy_robots.settings.config import RobotsConfig
+from scrapy_robots.status.policy import Action
 from scrapy_robots.tdmrep import parse_tdmrep
 from scrapy_robots.tdmrep.crawl import TdmRepJson
 from scrapy_robots.usage import site_preferences

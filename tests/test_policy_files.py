@@ -21,9 +21,9 @@ from servers import body, drip, sequence
 from test_command import site  # noqa: F401 - fixture
 
 from scrapy_robots.policyfiles.book import PolicyFile
-from scrapy_robots.policyfiles.fetch import FETCH_META
-from scrapy_robots.policyfiles.policy import NETWORK, Action, StatusPolicy
 from scrapy_robots.record.reader import Record
+from scrapy_robots.status.policy import NETWORK, Action, StatusPolicy
+from scrapy_robots.status.result import FETCH_META
 
 HERE = Path(__file__).resolve().parent
 

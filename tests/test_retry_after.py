@@ -19,8 +19,8 @@ from scrapy import Request
 from servers import body, sequence
 
 from scrapy_robots.cache.entry import RobotsEntry, entry_from_record, pack, record_of, unpack
-from scrapy_robots.policyfiles.policy import Action
-from scrapy_robots.policyfiles.retry_after import parse_retry_after
+from scrapy_robots.status.policy import Action
+from scrapy_robots.status.retry_after import parse_retry_after
 
 # Asserts on a real clock: run at the normal CPU priority under `make test` (tests/conftest.py).
 pytestmark = pytest.mark.timing

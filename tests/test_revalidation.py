@@ -21,9 +21,9 @@ from twisted.internet.task import deferLater
 
 from scrapy_robots.cache import RobotsEntry, pack, unpack
 from scrapy_robots.cache.entry import conditional_headers, entry_from_record, record_of
-from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.record.reader import Record
 from scrapy_robots.record.version import sha256_of
+from scrapy_robots.status.policy import Action
 
 V1 = "User-agent: *\nDisallow: /b\n"
 V2 = "User-agent: *\nDisallow: /a\n"

@@ -32,7 +32,7 @@ from twisted.internet.task import deferLater
 from scrapy_robots.cache import RobotsEntry, SqliteRobotsStorage, pack, unpack
 from scrapy_robots.cache._zdict import DICTIONARY_1
 from scrapy_robots.cache.entry import PACKED_1, RECORD_FIELDS, entry_from_record, record_of
-from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.status.policy import Action
 
 WITHOUT_PACKAGE = {"ROBOTSTXT_OBEY": False, "DOWNLOADER_MIDDLEWARES": {}}
 STOCK = {"DOWNLOADER_MIDDLEWARES": {}}  # Scrapy's own RobotsTxtMiddleware, as Scrapy enables it

@@ -202,8 +202,8 @@ def test_good_values_read_as_given(name, value, expected):
 def test_status_policy_as_json_as_scrapy_reads_dict_settings():
     from scrapy.settings import Settings
 
-    from scrapy_robots.policyfiles.policy import Action
     from scrapy_robots.settings.config import RobotsConfig
+    from scrapy_robots.status.policy import Action
 
     policy = RobotsConfig.from_settings(
         Settings({"ROBOTSTXT_STATUS_POLICY": '{"503": "allow", "preset": "rfc9309"}'})

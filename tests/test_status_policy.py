@@ -7,7 +7,7 @@ import pytest_twisted
 from crawling import crawl, stat
 from servers import body, reset
 
-from scrapy_robots.policyfiles.policy import Action, StatusPolicy
+from scrapy_robots.status.policy import Action, StatusPolicy
 
 DENY_ALL_TEXT = "User-agent: *\nDisallow: /\n"
 PRIVATE = "User-agent: *\nDisallow: /private\n"

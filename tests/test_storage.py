@@ -25,7 +25,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_robots.cache import MemoryRobotsStorage, RobotsEntry, RobotsStorage
 from scrapy_robots.cache import sqlite as sqlite_storage_module
 from scrapy_robots.cache.sqlite import KEEP_AFTER_EXPIRY, SCHEMA_VERSION, SqliteRobotsStorage
-from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.status.policy import Action
 
 
 def memory_storage(request: pytest.FixtureRequest, tmp_path: Path) -> RobotsStorage:

@@ -16,11 +16,11 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from scrapy_robots.cache._zdict import DICTIONARY_1
-from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.status.policy import Action
 
 if TYPE_CHECKING:
-    from scrapy_robots.pace.delay import SiteDelay
     from scrapy_robots.parsers import RobotParser
+    from scrapy_robots.parsers.delay import SiteDelay
     from scrapy_robots.rfc9309 import RobotsTxt
 
 

@@ -21,7 +21,7 @@ from scrapy_robots.commands.robots_text import (
     verdict_word,
 )
 from scrapy_robots.lint import Finding
-from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.status.policy import Action
 
 if TYPE_CHECKING:
     import argparse

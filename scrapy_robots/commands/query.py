@@ -31,12 +31,12 @@ from scrapy_robots.parsers import (
     RobotParser,
     as_robot_parser,
 )
-from scrapy_robots.policyfiles.fetch import FETCH_META, ROBOTS_TXT, robots_url
-from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.policyfiles.retry_after import delayed_by_server
 from scrapy_robots.record.version import sha256_of
 from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.settings.readers import default_user_agent
+from scrapy_robots.status.policy import Action
+from scrapy_robots.status.result import FETCH_META, ROBOTS_TXT, robots_url
 from scrapy_robots.useragent import product_token
 from scrapy_robots.verdict import user_agent, verdict
 
@@ -259,7 +259,7 @@ class RobotsQuerySpider(Spider):
         """The crawl's answer for ``request``: the entries as the crawl holds them (the
         parser the recording one built), the versions named as a compliance record names
         them (the SHA-256 of the bodies received)."""
-        from scrapy_robots.pace.delay import read_site_delay
+        from scrapy_robots.parsers.delay import read_site_delay
 
         config = self.config
         parser = recorded.parser if recorded is not None else entry.parser
@@ -367,7 +367,7 @@ class RobotsQuerySpider(Spider):
         agent: str,
         recorded: RecordingParser | None,
     ) -> dict[str, Any]:
-        from scrapy_robots.pace.delay import read_site_delay
+        from scrapy_robots.parsers.delay import read_site_delay
 
         if self._backends is None:
             self._backends = installed_backends(self.crawler)

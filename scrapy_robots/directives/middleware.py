@@ -36,16 +36,16 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
 
+from scrapy_robots.compliance.crawl import compliance_record
 from scrapy_robots.directives.head import meta_directives
 from scrapy_robots.directives.headers import LEGACY, STRUCTURED, header_directives
 from scrapy_robots.directives.links import key, nofollow_only
 from scrapy_robots.directives.rules import NONE, Directives
-from scrapy_robots.policyfiles.fetch import site_of
 from scrapy_robots.record import NAMED_AT_MOST
-from scrapy_robots.record.crawl import compliance_record
 from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.settings.errors import starting
 from scrapy_robots.settings.parts import NOINDEX_ACTIONS  # noqa: F401 - its import path before
+from scrapy_robots.status.result import site_of
 from scrapy_robots.utils.once import OncePerSite
 
 if TYPE_CHECKING:

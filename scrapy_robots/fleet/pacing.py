@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from scrapy_robots.cache import RobotsEntry, SitePacer
     from scrapy_robots.pace.slots import SlotPacer
     from scrapy_robots.pace.waiting import WaitingRoom
-    from scrapy_robots.policyfiles.fetch import FetchResult
+    from scrapy_robots.status.result import FetchResult
 
 logger = logging.getLogger(__name__)
 

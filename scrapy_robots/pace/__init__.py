@@ -1,6 +1,6 @@
 """The pace: how long a site's requests wait, and the only code that touches Scrapy's slots.
 
-``delay.py`` turns Crawl-delay and Request-rate into a delay; ``pacing.py`` is what a
+``pacing.py`` is what a
 request waits for, the slot's own pace or the fleet's, a slot's pause included; ``lines.py``
 keeps the requests whose slot's turn has not come, one line per slot, and hands each to
 Scrapy when it may start (``turns.py`` says when that is, and holds a paused slot's queue);

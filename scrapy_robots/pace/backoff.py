@@ -40,9 +40,9 @@ from scrapy_robots.pace.backoff_rules import (
     slowed_down,
 )
 from scrapy_robots.pace.slots import DOWNLOAD_SLOT
-from scrapy_robots.policyfiles.fetch import FETCH_META, site_of
 from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.settings.errors import starting
+from scrapy_robots.status.result import FETCH_META, site_of
 
 if TYPE_CHECKING:
     from typing import Self

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from scrapy_robots.policyfiles.retry_after import QUOTED, parse_retry_after
+from scrapy_robots.status.retry_after import QUOTED, parse_retry_after
 
 if TYPE_CHECKING:
     from scrapy_robots.settings.parts import BackoffConfig

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from scrapy_robots.cache.storage import SharedPauses
     from scrapy_robots.pace.slots import SlotPacer
     from scrapy_robots.pace.waiting import WaitingRoom
-    from scrapy_robots.policyfiles.fetch import FetchResult
+    from scrapy_robots.status.result import FetchResult
 
 logger = logging.getLogger(__name__)
 

@@ -25,6 +25,7 @@ from scrapy_robots.parsers.base import (
     check_parser_class,
     default_user_agent,
 )
+from scrapy_robots.settings.defaults import SHORT_NAMES
 
 _BACKENDS = {
     "ProtegoParser": "scrapy_robots.parsers.protego",
@@ -33,16 +34,6 @@ _BACKENDS = {
     "ReppyParser": "scrapy_robots.parsers.reppy",
     "RFC9309Parser": "scrapy_robots.parsers.rfc9309",
     "GoogleParser": "scrapy_robots.parsers.google",
-}
-
-#: The parsers' short names (``scrapy robots --parser``), in the order ``--compare`` prints them.
-SHORT_NAMES = {
-    "rfc9309": "scrapy_robots.parsers.RFC9309Parser",
-    "protego": "scrapy_robots.parsers.ProtegoParser",
-    "python": "scrapy_robots.parsers.PythonParser",
-    "rerp": "scrapy_robots.parsers.RerpParser",
-    "reppy": "scrapy_robots.parsers.ReppyParser",
-    "google": "scrapy_robots.parsers.GoogleParser",
 }
 
 __all__ = [

@@ -38,8 +38,8 @@ from twisted.internet.defer import CancelledError
 from scrapy_robots.cache.entry import conditional_headers
 from scrapy_robots.pace.waiting import CrawlClosing, timer
 from scrapy_robots.policyfiles.decision import decide, worth_waiting
-from scrapy_robots.policyfiles.fetch import site_of
-from scrapy_robots.policyfiles.policy import NETWORK, Action
+from scrapy_robots.status.policy import NETWORK, Action
+from scrapy_robots.status.result import site_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -50,10 +50,10 @@ if TYPE_CHECKING:
     from scrapy_robots.cache import RobotsEntry, RobotsStorage
     from scrapy_robots.pace.waiting import WaitingRoom
     from scrapy_robots.policyfiles.decision import Decision
-    from scrapy_robots.policyfiles.fetch import FetchResult, RobotsFetcher
-    from scrapy_robots.policyfiles.policy import StatusPolicy
-    from scrapy_robots.record.crawl import ComplianceRecord
+    from scrapy_robots.policyfiles.fetch import RobotsFetcher
     from scrapy_robots.settings.config import RobotsConfig
+    from scrapy_robots.status.policy import StatusPolicy
+    from scrapy_robots.status.result import FetchResult
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +64,14 @@ logger = logging.getLogger(__name__)
 SITE_MEMO = 10_000
 #: What a file's line says of a 304 to its refresh.
 NOT_MODIFIED_TEXT = " (not modified: the copy kept, not read again)"
+
+
+class TellsFetches(Protocol):
+    """What the book tells of each download it decided: the compliance record
+    (:class:`~scrapy_robots.compliance.crawl.ComplianceRecord`, which sits above the book,
+    for it writes what the answer decided), or None when ``ROBOTSTXT_RECORD`` is off."""
+
+    def fetched(self, file: str, site: str, result: FetchResult, decision: Decision) -> None: ...
 
 
 class HotTier(Protocol):
@@ -220,7 +228,7 @@ class PolicyBook:
         storage: RobotsStorage,
         fetcher: RobotsFetcher,
         room: WaitingRoom,
-        record: ComplianceRecord | None = None,
+        record: TellsFetches | None = None,
     ):
         self.crawler = crawler
         self.stats = crawler.stats

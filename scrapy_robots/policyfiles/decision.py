@@ -2,7 +2,7 @@
 
 :func:`decide` turns a fetch result (a response or the exception that ended it), the
 site's previous entry and the time into the new entry: the status policy
-(:class:`~scrapy_robots.policyfiles.policy.StatusPolicy`), the failure kinds it cannot see, the
+(:class:`~scrapy_robots.status.policy.StatusPolicy`), the failure kinds it cannot see, the
 unreachable backoff (lengthened by a server's Retry-After: :mod:`scrapy_robots.policyfiles.retry_after`),
 RFC 9309's 30-day rule and the stale copy kept meanwhile.
 :func:`describe` words the one log line per decision, :func:`fetch_stats` names the stats
@@ -21,8 +21,6 @@ from scrapy.exceptions import IgnoreRequest
 
 from scrapy_robots.cache.entry import RobotsEntry, lifetime_from_headers, validators_from
 from scrapy_robots.decoding import normalize_robotstxt, starts_as_html
-from scrapy_robots.policyfiles.fetch import DECOMPRESSED_FACTOR
-from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.policyfiles.retry_after import (
     EARLIER,
     delay_source,
@@ -30,13 +28,15 @@ from scrapy_robots.policyfiles.retry_after import (
     given_up_for_retry_after,
     next_delay,
     next_schedule_end,
-    read_retry_after,
     schedule_ends,
 )
+from scrapy_robots.status.policy import Action
+from scrapy_robots.status.result import DECOMPRESSED_FACTOR
+from scrapy_robots.status.retry_after import read_retry_after
 
 if TYPE_CHECKING:
-    from scrapy_robots.policyfiles.fetch import FetchResult
     from scrapy_robots.settings.config import RobotsConfig
+    from scrapy_robots.status.result import FetchResult
 
 #: The answer to a conditional request whose stored copy is current (RFC 9110 15.4.5).
 NOT_MODIFIED = 304

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -18,10 +17,10 @@ from scrapy.exceptions import StopDownload
 from scrapy.http import Request
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import maybe_deferred_to_future
-from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.decoding import cut_at_maxsize
 from scrapy_robots.pace.slots import DOWNLOAD_SLOT, SlotPacer, robots_txt_done, robots_txt_download, robots_txt_slot
+from scrapy_robots.status.result import DECOMPRESSED_FACTOR, FETCH_META, ROBOTS_TXT, FetchResult, site_url
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -33,34 +32,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Meta key marking our robots.txt requests (the size cap only applies to them); its value
-#: is the path fetched, ``/robots.txt`` or another policy file's (TDMRep's).
-FETCH_META = "robotstxt_fetch"
-ROBOTS_TXT = "/robots.txt"
 _RECEIVED_META = "_robotstxt_bytes_received"
-# Decompression is bounded separately (Scrapy's HttpCompressionMiddleware reads the
-# request's download_maxsize): a gzip bomb fails the fetch instead of filling memory.
-DECOMPRESSED_FACTOR = 10
-
-
-@dataclass
-class FetchResult:
-    """A robots.txt download: a response, or the exception that ended it."""
-
-    requested_url: str
-    url: str
-    response: Response | None = None
-    error: BaseException | None = None
-    body: bytes = b""
-    truncated: bool = False
-    redirects: int = 0  #: redirects followed to reach ``url``
-    started: float = 0.0  #: time.monotonic() when the download was asked for
-    site: str = ""  #: the site key the robots.txt is for
-    #: the request was conditional: it sent the stored copy's validators
-    #: (``If-None-Match``, ``If-Modified-Since``), and a 304 means the copy is current
-    conditional: bool = False
-
-
 #: Meta keys the robots.txt request copies from the request that needs it: a site that
 #: the crawl reaches through a proxy (``meta["proxy"]``, set by the spider) or from a
 #: given local address (``meta["bindaddress"]``) has its robots.txt fetched the same way.
@@ -203,36 +175,3 @@ class RobotsFetcher:
         request.meta[_RECEIVED_META] = received
         if received > self.maxsize:
             raise StopDownload(fail=False)
-
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def robots_url(site: str) -> str:
-    """The robots.txt URL of a site key, without a default port (it would reach the
-    server in the Host header)."""
-    return site_url(site, ROBOTS_TXT)
-
-
-def site_url(site: str, path: str) -> str:
-    """The URL of ``path`` at a site key, without a default port; ``path`` itself when it is
-    an absolute URL (a policy file another one names, on any host)."""
-    if "://" in path:
-        return path
-    scheme = site.split("://", 1)[0]
-    default = f":{_DEFAULT_PORTS.get(scheme, 0)}"
-    return f"{site[: -len(default)] if site.endswith(default) else site}{path}"
-
-
-def site_of(request: Request) -> str:
-    """The cache key of a request's site: ``scheme://host:port`` (RFC 9309 2.3)."""
-    parts = urlparse_cached(request)
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    try:
-        port = parts.port or _DEFAULT_PORTS.get(scheme, 0)
-    except ValueError:
-        port = _DEFAULT_PORTS.get(scheme, 0)
-    return f"{scheme}://{host}:{port}"

@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
-from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.policyfiles.preference import OPTIONAL_FILE_POLICY, PreferenceFile, Stated
 from scrapy_robots.rsl import (
     LICENSE_REQUIRED,
@@ -35,6 +34,7 @@ from scrapy_robots.rsl import (
     parse_rsl,
     purpose_answer,
 )
+from scrapy_robots.status.policy import Action
 from scrapy_robots.usage import ALLOW, DENY, Preference
 
 if TYPE_CHECKING:
@@ -42,9 +42,9 @@ if TYPE_CHECKING:
 
     from scrapy_robots.cache import RobotsEntry
     from scrapy_robots.policyfiles.decision import Decision
-    from scrapy_robots.policyfiles.fetch import FetchResult
     from scrapy_robots.rsl import RslAnswer
     from scrapy_robots.settings.config import RobotsConfig
+    from scrapy_robots.status.result import FetchResult
 
 logger = logging.getLogger(__name__)
 

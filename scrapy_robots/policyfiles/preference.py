@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from scrapy_robots.policyfiles.book import PolicyFile
-from scrapy_robots.policyfiles.policy import NETWORK, Action, StatusPolicy
 from scrapy_robots.policyfiles.stated import Heard, Stated
+from scrapy_robots.status.policy import NETWORK, Action, StatusPolicy
 
 __all__ = ["OPTIONAL_FILE_POLICY", "Heard", "PreferenceFile", "Stated"]
 

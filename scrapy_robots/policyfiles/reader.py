@@ -25,11 +25,11 @@ from urllib.parse import urljoin
 from scrapy.utils.misc import build_from_crawler
 
 from scrapy_robots.decoding import decode_robotstxt
-from scrapy_robots.pace.delay import read_site_delay, site_delay
 from scrapy_robots.parsers import RobotParser, as_robot_parser, check_parser_class
-from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.parsers.delay import read_site_delay, site_delay
 from scrapy_robots.rfc9309 import RobotsTxtHandler, parse_robotstxt
 from scrapy_robots.rsl.discovery import license_urls
+from scrapy_robots.status.policy import Action
 from scrapy_robots.usage import site_preferences
 
 if TYPE_CHECKING:

@@ -5,62 +5,25 @@ asking again: ``Retry-After: 120`` (seconds) or ``Retry-After: Fri, 31 Dec 1999 
 GMT`` (an HTTP date), RFC 9110 10.2.3. The next attempt at the site is then not before
 it, never later than ``ROBOTSTXT_UNREACHABLE_RETRY_MAX_DELAY`` (a hostile value cannot
 park a site for days), and never earlier than the retry schedule says. On any other
-status the header has no such meaning, and is not read. Pure functions: the time is
-passed in.
+status the header has no such meaning, and is not read (the header itself is read by
+:mod:`scrapy_robots.status.retry_after`). Pure functions: the time is passed in.
 """
 
 from __future__ import annotations
 
-from datetime import UTC
-from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.status.policy import Action
 
 if TYPE_CHECKING:
     from scrapy_robots.cache.entry import RobotsEntry
     from scrapy_robots.settings.config import RobotsConfig
 
-#: The statuses whose Retry-After asks a client to wait before it asks again.
-STATUSES = frozenset({429, 503})
-#: A bound on the seconds read (a 400-digit value is "very long", not an overflow).
-LONGEST = float(2**31)
-#: The longest malformed value quoted in a log line.
-QUOTED = 60
 #: What says why an attempt the schedule timed comes past its last: an earlier attempt's
 #: Retry-After moved the attempts after it.
 EARLIER = " (an earlier Retry-After moved the attempts later)"
 #: Seconds of rounding allowed between the next attempt and the schedule's last.
 SLACK = 1e-3
-
-
-def parse_retry_after(value: str, now: float) -> float | None:
-    """Seconds from ``now`` that a ``Retry-After`` value asks to wait: a non-negative
-    integer of seconds, or an HTTP date (one in the past: 0). None for anything else
-    (``1.5``, ``-1``, ``soon``): a malformed value is ignored."""
-    text = value.strip()
-    if text.isascii() and text.isdigit():
-        return min(float(text), LONGEST)
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when.tzinfo is None:  # asctime's format has no zone: RFC 9110 5.6.7 says GMT
-        when = when.replace(tzinfo=UTC)
-    return min(max(0.0, when.timestamp() - now), LONGEST)
-
-
-def read_retry_after(response: Any, now: float) -> tuple[float | None, str | None]:
-    """The seconds a 429 or 503 ``response``'s Retry-After asks for, and the value when
-    it is malformed (to say it was ignored); (None, None) without one or on another status."""
-    if response is None or response.status not in STATUSES:
-        return None, None
-    raw = response.headers.get(b"Retry-After")
-    if raw is None:
-        return None, None
-    value = raw.decode("latin-1")
-    seconds = parse_retry_after(value, now)
-    return seconds, (value[:QUOTED] if seconds is None else None)
 
 
 def scheduled_delay(failures: int, config: RobotsConfig) -> float:

@@ -26,11 +26,11 @@ from scrapy import signals
 from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_robots.cache import RobotsEntry
-from scrapy_robots.policyfiles.book import PolicyBook, PolicyFile
+from scrapy_robots.policyfiles.book import PolicyBook, PolicyFile, TellsFetches
 from scrapy_robots.policyfiles.decision import describe, describe_restored, fetch_stats
-from scrapy_robots.policyfiles.fetch import ROBOTS_TXT as ROBOTS_PATH
-from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.record.version import ROBOTS_TXT
+from scrapy_robots.status.policy import Action
+from scrapy_robots.status.result import ROBOTS_TXT as ROBOTS_PATH
 from scrapy_robots.usage import TDM_SOURCES
 
 if TYPE_CHECKING:
@@ -42,10 +42,10 @@ if TYPE_CHECKING:
     from scrapy_robots.pace.waiting import WaitingRoom
     from scrapy_robots.parsers import RobotParser
     from scrapy_robots.policyfiles.decision import Decision
-    from scrapy_robots.policyfiles.fetch import FetchResult, RobotsFetcher
+    from scrapy_robots.policyfiles.fetch import RobotsFetcher
     from scrapy_robots.policyfiles.reader import RobotsReader
-    from scrapy_robots.record.crawl import ComplianceRecord
     from scrapy_robots.settings.config import RobotsConfig
+    from scrapy_robots.status.result import FetchResult
     from scrapy_robots.usage import Preference
 
 logger = logging.getLogger(__name__)
@@ -186,7 +186,7 @@ class SiteBook(PolicyBook):
         fetcher: RobotsFetcher,
         room: WaitingRoom,
         pacing: SitePacing,
-        record: ComplianceRecord | None = None,
+        record: TellsFetches | None = None,
     ):
         robots = RobotsTxt(crawler, config, hot, reader, storage, pacing)
         super().__init__(crawler, config, robots, storage, fetcher, room, record)

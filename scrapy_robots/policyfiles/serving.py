@@ -38,7 +38,7 @@ from scrapy.responsetypes import responsetypes
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.decoding import charset_from_content_type
-from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.status.policy import Action
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -5,13 +5,10 @@ each request (issue #34; docs/compliance.rst).
   SHA-256, its decision class), and a decision as one JSON object;
 - :mod:`.warc`, :mod:`.jsonl`: the two ways of keeping the versions (WARC by default);
 - :mod:`.writer`: the buffer and the crawler's own files, written in batches;
-- :mod:`.reader`: a record folder read back, asked which version applied when;
-- :mod:`.crawl`: the Scrapy-facing part the robots.txt middleware calls, once per fetch
-  and once per verdict, the usage middleware once per page that denied a declared
-  purpose, and the directives middleware once per page whose robots directives it acted
-  on, when ``ROBOTSTXT_RECORD`` is set.
+- :mod:`.reader`: a record folder read back, asked which version applied when.
 
-Nothing here but :mod:`.crawl` imports Scrapy.
+Pure: nothing here imports Scrapy or another folder of the package. The part a crawl
+tells (once per fetch, per verdict, per page) is :mod:`scrapy_robots.compliance.crawl`.
 """
 
 from __future__ import annotations

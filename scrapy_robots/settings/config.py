@@ -18,9 +18,15 @@ from weakref import WeakKeyDictionary
 
 from scrapy.utils.misc import load_object
 
-from scrapy_robots.policyfiles.policy import StatusPolicy
 from scrapy_robots.rfc9309 import AGENT_MATCHINGS, EMPTY_RULES, PRECEDENCES, PRODUCT_TOKENS, Options
-from scrapy_robots.settings.defaults import DEFAULT_PARSER, DISK_STORAGE, MEMORY_STORAGE, ONE_SHOT_SETTING, default
+from scrapy_robots.settings.defaults import (
+    DEFAULT_PARSER,
+    DISK_STORAGE,
+    MEMORY_STORAGE,
+    ONE_SHOT_SETTING,
+    SHORT_NAMES,
+    default,
+)
 from scrapy_robots.settings.errors import PACKAGE, SettingError, starting
 from scrapy_robots.settings.parts import (
     BackoffConfig,
@@ -30,6 +36,7 @@ from scrapy_robots.settings.parts import (
     usage_config,
 )
 from scrapy_robots.settings.readers import choice, configured_user_agent, default_user_agent, domains, number, read_bool
+from scrapy_robots.status.policy import StatusPolicy
 from scrapy_robots.usage import TDM_PURPOSES, UsageConfig
 
 if TYPE_CHECKING:
@@ -227,8 +234,6 @@ def _load_value(name: str, value: Any) -> Any:
     try:
         return load_object(value)
     except (ImportError, NameError, ValueError, AttributeError) as exc:
-        from scrapy_robots.parsers import SHORT_NAMES
-
         short = SHORT_NAMES.get(value.strip().lower()) if name == "ROBOTSTXT_PARSER" else None
         if short is not None:
             raise ValueError(

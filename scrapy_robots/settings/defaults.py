@@ -30,6 +30,17 @@ MEMORY_STORAGE: Final = "scrapy_robots.cache.MemoryRobotsStorage"
 DISK_STORAGE: Final = "scrapy_robots.cache.SqliteRobotsStorage"
 #: The storage that makes a fleet: robots.txt fetched once and each site paced across the crawlers.
 FLEET_STORAGE: Final = "scrapy_robots.fleet.RedisRobotsStorage"
+
+#: The parsers' short names (``scrapy robots --parser``; a ROBOTSTXT_PARSER that gives one is told
+#: the import path), in the order ``--compare`` prints them.
+SHORT_NAMES = {
+    "rfc9309": "scrapy_robots.parsers.RFC9309Parser",
+    "protego": "scrapy_robots.parsers.ProtegoParser",
+    "python": "scrapy_robots.parsers.PythonParser",
+    "rerp": "scrapy_robots.parsers.RerpParser",
+    "reppy": "scrapy_robots.parsers.ReppyParser",
+    "google": "scrapy_robots.parsers.GoogleParser",
+}
 #: The SQLite file's name under JOBDIR.
 JOBDIR_FILE: Final = "robotstxt.sqlite3"
 #: The fleet's Redis when neither ROBOTSTXT_REDIS_URL nor scrapy-redis' REDIS_URL is set.

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from scrapy_robots.decoding import starts_as_html
 from scrapy_robots.policyfiles.book import NOT_MODIFIED_TEXT
-from scrapy_robots.policyfiles.policy import Action
 from scrapy_robots.policyfiles.preference import OPTIONAL_FILE_POLICY, PreferenceFile, Stated
 from scrapy_robots.record.version import TDMREP_JSON
+from scrapy_robots.status.policy import Action
 from scrapy_robots.tdmrep.file import HTML_PAGE, TOO_LARGE, TdmRepError, TdmRepFile, parse_tdmrep
 from scrapy_robots.tdmrep.reading import META_KEY, answer_as_meta, file_answer, preferences
 from scrapy_robots.usage import TDM_DENIED_REASON, TDM_SOURCES
@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 
     from scrapy_robots.cache import RobotsEntry
     from scrapy_robots.policyfiles.decision import Decision
-    from scrapy_robots.policyfiles.fetch import FetchResult
     from scrapy_robots.settings.config import RobotsConfig
+    from scrapy_robots.status.result import FetchResult
     from scrapy_robots.usage import Preference
 
 logger = logging.getLogger(__name__)

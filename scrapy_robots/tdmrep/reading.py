@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from scrapy_robots.policyfiles.policy import Action
+from scrapy_robots.status.policy import Action
 from scrapy_robots.tdmrep.answer import FILE, HEADER, META, Answer
 from scrapy_robots.usage import ALLOW, DENY, Preference
 

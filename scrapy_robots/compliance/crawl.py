@@ -35,10 +35,10 @@ if TYPE_CHECKING:
     from scrapy_robots.cache import RobotsEntry
     from scrapy_robots.grounds import PageReading
     from scrapy_robots.policyfiles.decision import Decision
-    from scrapy_robots.policyfiles.fetch import FetchResult
     from scrapy_robots.policyfiles.stated import Heard
     from scrapy_robots.settings.config import RobotsConfig
     from scrapy_robots.settings.parts import RecordConfig
+    from scrapy_robots.status.result import FetchResult
     from scrapy_robots.verdict import Verdict
 
 logger = logging.getLogger(__name__)
