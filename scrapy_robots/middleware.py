@@ -29,7 +29,12 @@ from scrapy_robots.cache import RobotsCache, RobotsEntry, RobotsStorage, SitePac
 from scrapy_robots.compliance.crawl import compliance_record
 from scrapy_robots.pace.backoff import hear_slow_downs
 from scrapy_robots.pace.pacing import PAUSED, SitePacing
-from scrapy_robots.pace.slots import SlotPacer, leave_redirecting_hosts_slot, warn_at_start_if_slots_missing
+from scrapy_robots.pace.slots import (
+    FleetSlotPacer,
+    SlotPacer,
+    leave_redirecting_hosts_slot,
+    warn_at_start_if_slots_missing,
+)
 from scrapy_robots.pace.turns import QueueReleased
 from scrapy_robots.pace.waiting import CrawlClosing, RoomFull, WaitingRoom
 from scrapy_robots.policyfiles.fetch import RobotsFetcher
@@ -127,7 +132,7 @@ class RobotsTxtMiddleware:
             return SitePacing(crawler, SlotPacer(crawler), room)
         from scrapy_robots.fleet.pacing import SharedPacing
 
-        return SharedPacing(crawler, SlotPacer(crawler), shared, room)
+        return SharedPacing(crawler, FleetSlotPacer(crawler), shared, room)
 
     async def process_request(self, request: Request, spider: Spider | None = None) -> Request | Response | None:
         meta = request.meta

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_robots.cache import RobotsEntry, SitePacer
-    from scrapy_robots.pace.slots import SlotPacer
+    from scrapy_robots.pace.slots import FleetSlotPacer
     from scrapy_robots.pace.waiting import WaitingRoom
     from scrapy_robots.status.result import FetchResult
 
@@ -353,8 +353,9 @@ class SharedPacing(SitePacing):
     shared pace cannot be had, the pacer says when the request may start
     (``outage_wait``), or the local slot paces alone."""
 
-    def __init__(self, crawler: Crawler, slots: SlotPacer, shared: SitePacer, room: WaitingRoom):
+    def __init__(self, crawler: Crawler, slots: FleetSlotPacer, shared: SitePacer, room: WaitingRoom):
         super().__init__(crawler, slots, room)
+        self.slots: FleetSlotPacer = slots
         self.shared = shared
         # A pacer that shares the slots' "slow down" pauses too (the fleet's Redis pacer).
         self._pauses = shared if isinstance(shared, SharedPauses) else None

@@ -359,70 +359,11 @@ class SlotPacer:
         slot = downloader.slots.get(downloader.get_slot_key(request))
         return count_starts(slot if slot is not None else self._new_slot(downloader, request))
 
-    def fleet_floor(self, request: Request, site: str, delay: float) -> tuple[str, float]:
-        """The fleet paces ``request``'s slot: record ``site``'s ``delay`` among the slot's
-        sites and return the slot's key (Scrapy's: the host name, or ``download_slot``) and
-        its floor, the largest delay of its sites and the user's, as the local pace keeps."""
-        downloader = self.downloader()
-        key = downloader.get_slot_key(request)
-        if delay > 0:
-            delays = self._delays.setdefault(key, {})
-            delays[site] = delay
-            self.paced_sites.add(site)
-        else:  # no delay of its own, or no longer (its robots.txt dropped it)
-            delays = self._delays.get(key, {})
-            if delays.pop(site, None) is not None:
-                self.paced_sites.discard(site)
-                if not delays:
-                    del self._delays[key]
-                    self._restore(downloader, key)
-        # A "slow down" floor is not the slot's interval in the fleet: it comes back in
-        # steps (slowed_floor, reserved apart).
-        asked = [value for name, value in delays.items() if name != SLOWED_DOWN]
-        return key, slot_delay(self.user_delay(request), max(asked, default=None))
-
-    def slowed_floor(self, key: str) -> float:
-        """Slot ``key``'s floor raised by a "slow down" (scrapy_robots.pace.backoff), 0 for none."""
-        return self._delays.get(key, {}).get(SLOWED_DOWN, 0.0)
-
-    def site_slot_key(self, site: str) -> str:
-        """The slot key of ``site``'s pages (unless a request names its own ``download_slot``)."""
-        from scrapy import Request
-
-        return self.downloader().get_slot_key(Request(f"{site}/"))
-
     def holding_slot(self, request: Request) -> AbstractContextManager[None]:
         """While ``request`` waits for its turn before the downloader, its slot counts it
         among its active requests, as Scrapy counts a request queued in a slot for its
         delay: the downloader-aware queue sees the slot busy, and the slot is not collected."""
         return _active_in(self.live_slot(request), request)
-
-    def fleet_handover(self, request: Request, floor: float) -> float | None:
-        """Before the fleet paces this request's site: the seconds its local slot still
-        needs after its last start (the fleet's reservation must not come sooner), or
-        None while the slot holds requests queued at the local pace (pace locally until
-        they are gone, or they would lose their delay)."""
-        downloader = self.downloader()
-        slot = downloader.slots.get(downloader.get_slot_key(request))
-        if slot is None:
-            return 0.0
-        if slot.queue and not getattr(type(slot), "fleet", False):
-            return None
-        assert _slot_clock is not None  # missing_slot_api() said so at start-up
-        return max(0.0, slot.lastseen + floor - _slot_clock())
-
-    def apply_fleet_pacing(self, request: Request, floor: float) -> None:
-        """The fleet paces this request's site (scrapy_robots.fleet): its local slot
-        starts requests when the fleet says, a constant ``floor`` apart at least."""
-        downloader = self.downloader()
-        key = downloader.get_slot_key(request)
-        if key not in self._original:
-            self._original[key] = downloader.per_slot_settings.get(key)
-        downloader.per_slot_settings[key] = {**(self._original[key] or {}), "delay": floor, "jitter": 0}
-        slot = downloader.slots.get(key)
-        if slot is None:
-            slot = self._new_slot(downloader, request)
-        self._set_class(slot, floor, fleet=True)
 
     def _new_slot(self, downloader: Any, request: Request) -> Any:
         if _GET_SLOT_NEEDS_SPIDER:
@@ -455,3 +396,72 @@ class SlotPacer:
     def downloader(self) -> Any:
         assert self.crawler.engine is not None
         return self.crawler.engine.downloader
+
+
+class FleetSlotPacer(SlotPacer):
+    """A :class:`SlotPacer` whose sites the fleet paces (``scrapy_robots.fleet.pacing``,
+    ``SharedPacing``): the slot's interval reserved across the crawlers, applied here.
+
+    The fleet's side of the slots lives in this module, beside the local pace, because
+    this module stays the only one that touches Scrapy's downloader internals (with
+    ``slot_classes.py`` and ``turns.py``); a crawl without a fleet never builds one.
+    """
+
+    def fleet_floor(self, request: Request, site: str, delay: float) -> tuple[str, float]:
+        """The fleet paces ``request``'s slot: record ``site``'s ``delay`` among the slot's
+        sites and return the slot's key (Scrapy's: the host name, or ``download_slot``) and
+        its floor, the largest delay of its sites and the user's, as the local pace keeps."""
+        downloader = self.downloader()
+        key = downloader.get_slot_key(request)
+        if delay > 0:
+            delays = self._delays.setdefault(key, {})
+            delays[site] = delay
+            self.paced_sites.add(site)
+        else:  # no delay of its own, or no longer (its robots.txt dropped it)
+            delays = self._delays.get(key, {})
+            if delays.pop(site, None) is not None:
+                self.paced_sites.discard(site)
+                if not delays:
+                    del self._delays[key]
+                    self._restore(downloader, key)
+        # A "slow down" floor is not the slot's interval in the fleet: it comes back in
+        # steps (slowed_floor, reserved apart).
+        asked = [value for name, value in delays.items() if name != SLOWED_DOWN]
+        return key, slot_delay(self.user_delay(request), max(asked, default=None))
+
+    def slowed_floor(self, key: str) -> float:
+        """Slot ``key``'s floor raised by a "slow down" (scrapy_robots.pace.backoff), 0 for none."""
+        return self._delays.get(key, {}).get(SLOWED_DOWN, 0.0)
+
+    def site_slot_key(self, site: str) -> str:
+        """The slot key of ``site``'s pages (unless a request names its own ``download_slot``)."""
+        from scrapy import Request
+
+        return self.downloader().get_slot_key(Request(f"{site}/"))
+
+    def fleet_handover(self, request: Request, floor: float) -> float | None:
+        """Before the fleet paces this request's site: the seconds its local slot still
+        needs after its last start (the fleet's reservation must not come sooner), or
+        None while the slot holds requests queued at the local pace (pace locally until
+        they are gone, or they would lose their delay)."""
+        downloader = self.downloader()
+        slot = downloader.slots.get(downloader.get_slot_key(request))
+        if slot is None:
+            return 0.0
+        if slot.queue and not getattr(type(slot), "fleet", False):
+            return None
+        assert _slot_clock is not None  # missing_slot_api() said so at start-up
+        return max(0.0, slot.lastseen + floor - _slot_clock())
+
+    def apply_fleet_pacing(self, request: Request, floor: float) -> None:
+        """The fleet paces this request's site (scrapy_robots.fleet): its local slot
+        starts requests when the fleet says, a constant ``floor`` apart at least."""
+        downloader = self.downloader()
+        key = downloader.get_slot_key(request)
+        if key not in self._original:
+            self._original[key] = downloader.per_slot_settings.get(key)
+        downloader.per_slot_settings[key] = {**(self._original[key] or {}), "delay": floor, "jitter": 0}
+        slot = downloader.slots.get(key)
+        if slot is None:
+            slot = self._new_slot(downloader, request)
+        self._set_class(slot, floor, fleet=True)
