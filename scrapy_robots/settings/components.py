@@ -20,6 +20,10 @@ USAGE: Final = "scrapy_robots.spidermw.UsageMiddleware"
 DIRECTIVES: Final = "scrapy_robots.directives.middleware.DirectivesMiddleware"
 #: The "slow down" extension (pace/backoff.py).
 BACKOFF: Final = "scrapy_robots.pace.backoff.PageBackoff"
+#: The Web Bot Auth signer (signing/middleware.py), late in the downloader's chain: after
+#: Scrapy's own (the HTTP cache is 900, the proxy 750), so that what it signs is what is
+#: sent, and a redirect or a retry, which goes through the chain again, is signed anew.
+SIGNING: Final = "scrapy_robots.signing.middleware.SigningMiddleware"
 #: The one line that enables every component.
 ADDON_LINE: Final = 'ADDONS = {"scrapy_robots.Addon": 0}'
 
@@ -30,7 +34,7 @@ class Part:
     order, and the feature it serves (on or off in the crawl's configuration)."""
 
     path: str
-    setting: str  #: SPIDER_MIDDLEWARES or EXTENSIONS
+    setting: str  #: SPIDER_MIDDLEWARES, DOWNLOADER_MIDDLEWARES or EXTENSIONS
     order: int
     feature: str  #: the setting that turns its feature on or off
     off: str  #: how that setting turns it off, for the warning
@@ -72,5 +76,15 @@ PARTS: Final[tuple[Part, ...]] = (
         "ROBOTSTXT_BACKOFF = False",
         lambda config: config.backoff.enabled,
         "a site that says slow down (429, 503 with Retry-After) is not paused in this crawl",
+    ),
+    Part(
+        SIGNING,
+        "DOWNLOADER_MIDDLEWARES",
+        950,
+        "ROBOTSTXT_SIGNATURE_KEY",
+        "ROBOTSTXT_SIGNATURE_KEY unset",
+        lambda config: config.signing is not None,
+        "its requests are not signed (Web Bot Auth): a site cannot tell this crawler from one that copies its "
+        "User-Agent",
     ),
 )

@@ -36,6 +36,7 @@ from scrapy_robots.settings.parts import (
     usage_config,
 )
 from scrapy_robots.settings.readers import choice, configured_user_agent, default_user_agent, domains, number, read_bool
+from scrapy_robots.settings.signing import SigningConfig
 from scrapy_robots.status.policy import StatusPolicy
 from scrapy_robots.usage import TDM_PURPOSES, UsageConfig
 
@@ -98,6 +99,8 @@ class RobotsConfig:
     #: ROBOTSTXT_POLICY_FILES: the classes of the policy files that state preferences, loaded
     #: (each says whether the crawl reads it: ``PreferenceFile.wanted``)
     policy_files: tuple[Any, ...] = ()
+    #: ROBOTSTXT_SIGNATURE_*: how requests are signed (Web Bot Auth); None: not signed
+    signing: SigningConfig | None = None
 
     @property
     def parser_name(self) -> str:
@@ -159,6 +162,7 @@ class RobotsConfig:
             rsl=usage is not None and read_bool(settings, "ROBOTSTXT_RSL"),
             rsl_token=_rsl_token(settings),
             policy_files=_policy_files(settings),
+            signing=SigningConfig.from_settings(settings),
         )
 
     @classmethod

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
+from scrapy_robots.signing.signer import DEFAULT_COMPONENTS
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -191,6 +193,13 @@ DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
         "ROBOTSTXT_DIRECTIVES_REL_NOFOLLOW": True,
         "ROBOTSTXT_DIRECTIVES_NOINDEX": "mark",
         "ROBOTSTXT_DIRECTIVES_NOINDEX_FIELD": "robots_noindex",
+        # Web Bot Auth: every request signed (signing/, settings/signing.py); off unless
+        # both the key and the agent's directory URL are set.
+        "ROBOTSTXT_SIGNATURE_KEY": None,
+        "ROBOTSTXT_SIGNATURE_AGENT": None,
+        "ROBOTSTXT_SIGNATURE_EXPIRES": 300,
+        "ROBOTSTXT_SIGNATURE_COMPONENTS": DEFAULT_COMPONENTS,
+        "ROBOTSTXT_SIGNATURE_ONLY_WHEN_ASKED": False,
     }
 )
 
