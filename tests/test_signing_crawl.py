@@ -207,7 +207,7 @@ async def test_a_bad_key_is_one_line_at_start_up(serve, caplog, tmp_path, make, 
         await crawl([f"{site.url}/a"], ROBOTSTXT_SIGNATURE_KEY=str(path), ROBOTSTXT_SIGNATURE_AGENT=AGENT, **extra)
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1, errors
-    assert errors[0].startswith("scrapy-robots cannot start: " + said.format(path=path)), errors[0]
+    assert errors[0].startswith("SigningMiddleware cannot start: " + said.format(path=path)), errors[0]
     assert "scrapy robots-key --make-key PATH" in errors[0]
     assert site.paths() == []
 
@@ -246,7 +246,17 @@ def test_signing_is_off_unless_both_are_set(key):
     config = RobotsConfig.from_settings(Settings(signing(key, ROBOTSTXT_SIGNATURE_COMPONENTS="@target-uri, @method")))
     assert config.signing is not None
     assert config.signing.components == ("@target-uri", "@method")
-    assert config.signing.key.keyid == key.keyid
+    assert config.signing.key_path == key.source
+
+
+def test_the_settings_know_every_component_the_signer_derives():
+    # settings/ sits below signing/ and imports nothing of it: the two lists, compared.
+    from scrapy_robots.settings.defaults import DEFAULTS, SIGNATURE_COMPONENTS
+    from scrapy_robots.signing.base import DERIVED
+    from scrapy_robots.signing.signer import DEFAULT_COMPONENTS
+
+    assert set(SIGNATURE_COMPONENTS) == set(DERIVED)
+    assert DEFAULTS["ROBOTSTXT_SIGNATURE_COMPONENTS"] == DEFAULT_COMPONENTS
 
 
 #: A 1024-bit RSA key, made for this test (never a key to sign with).

@@ -1,7 +1,7 @@
-"""The Web Bot Auth settings (``ROBOTSTXT_SIGNATURE_*``), read and checked once: the key
-loaded at start-up, so that a missing, unreadable or non-Ed25519 key is the crawl's one
-ERROR line, never a failure at its first request. Off (None) unless both the key and
-the agent's directory URL are set."""
+"""The Web Bot Auth settings (``ROBOTSTXT_SIGNATURE_*``), read and checked once. Off
+(None) unless both the key and the agent's directory URL are set. The key file itself is
+read by the signer (signing/middleware.py) as the crawl starts: a missing, unreadable or
+non-Ed25519 key is that component's one ERROR line, never a failure at a request."""
 
 from __future__ import annotations
 
@@ -10,16 +10,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
-from scrapy_robots.settings.defaults import DAY, default
+from scrapy_robots.settings.defaults import DAY, SIGNATURE_COMPONENTS, default
 from scrapy_robots.settings.readers import number, read_bool
-from scrapy_robots.signing.keys import DIRECTORY_PATH, KeyFileError, SigningKey, load_key
-from scrapy_robots.signing.signer import COMPONENTS
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
 #: What the errors offer as the agent's value.
-EXAMPLE_AGENT: Final = f"https://crawler.example{DIRECTORY_PATH}"
+EXAMPLE_AGENT: Final = "https://crawler.example/.well-known/http-message-signatures-directory"
 #: How an operator makes a key (the command of commands/signing.py).
 MAKE_KEY: Final = "scrapy robots-key --make-key PATH"
 
@@ -28,7 +26,7 @@ MAKE_KEY: Final = "scrapy robots-key --make-key PATH"
 class SigningConfig:
     """How the crawl's requests are signed (signing/middleware.py)."""
 
-    key: SigningKey  #: ROBOTSTXT_SIGNATURE_KEY, loaded
+    key_path: str  #: ROBOTSTXT_SIGNATURE_KEY: the private key's file (PEM or JWK)
     agent: str  #: ROBOTSTXT_SIGNATURE_AGENT: the key directory's URL, sent as Signature-Agent
     expires: int  #: ROBOTSTXT_SIGNATURE_EXPIRES: seconds a signature is valid after it is made
     components: tuple[str, ...]  #: ROBOTSTXT_SIGNATURE_COMPONENTS: the derived components covered
@@ -52,17 +50,11 @@ class SigningConfig:
                 "ROBOTSTXT_SIGNATURE_AGENT is set but ROBOTSTXT_SIGNATURE_KEY is not: set it to the path of "
                 f"your Ed25519 private key (PEM or JWK); make one with `{MAKE_KEY}`"
             )
-        try:
-            key = load_key(str(path))
-        except KeyFileError as exc:
-            raise ValueError(
-                f"ROBOTSTXT_SIGNATURE_KEY: {exc}. Give an Ed25519 private key (PEM or JWK); make one with `{MAKE_KEY}`"
-            ) from None
         expires = number(settings, "ROBOTSTXT_SIGNATURE_EXPIRES", int, minimum=1)
         if expires > DAY:  # the draft's limit (RECOMMENDED): a longer one is a replayable credential
             raise ValueError(f"ROBOTSTXT_SIGNATURE_EXPIRES must be at most 86400 (a day), not {expires!r}")
         return cls(
-            key=key,
+            key_path=str(path),
             agent=_agent(agent),
             expires=int(expires),
             components=_components(settings),
@@ -90,10 +82,10 @@ def _components(settings: BaseSettings) -> tuple[str, ...]:
     if isinstance(raw, str) and raw.strip().startswith("["):
         raw = json.loads(raw)
     names = [part.strip() for part in raw.split(",")] if isinstance(raw, str) else list(raw)
-    unknown = [name for name in names if name not in COMPONENTS]
+    unknown = [name for name in names if name not in SIGNATURE_COMPONENTS]
     if unknown or not names:
         raise ValueError(
-            f"ROBOTSTXT_SIGNATURE_COMPONENTS: {unknown or raw!r} not among {', '.join(COMPONENTS)} "
+            f"ROBOTSTXT_SIGNATURE_COMPONENTS: {unknown or raw!r} not among {', '.join(SIGNATURE_COMPONENTS)} "
             "(the Signature-Agent member is always covered)"
         )
     if "@authority" not in names and "@target-uri" not in names:

@@ -22,8 +22,10 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.settings.config import RobotsConfig
-from scrapy_robots.settings.errors import starting
+from scrapy_robots.settings.errors import SettingError, starting
+from scrapy_robots.settings.signing import MAKE_KEY
 from scrapy_robots.signing.base import authority
+from scrapy_robots.signing.keys import KeyFileError, SigningKey, load_key
 from scrapy_robots.signing.signer import HEADERS, RequestSigner
 
 if TYPE_CHECKING:
@@ -46,9 +48,9 @@ ASKED_META: Final = "signature_asked"
 class SigningMiddleware:
     """Signs each request with the crawl's key (``RequestSigner``) as it leaves."""
 
-    def __init__(self, crawler: Crawler, config: SigningConfig):
+    def __init__(self, crawler: Crawler, config: SigningConfig, key: SigningKey):
         self.stats = crawler.stats
-        self.signer = RequestSigner(config.key, config.agent, config.components, config.expires)
+        self.signer = RequestSigner(key, config.agent, config.components, config.expires)
         self.only_when_asked = config.only_when_asked
         #: the authorities that asked for a signature (ROBOTSTXT_SIGNATURE_ONLY_WHEN_ASKED)
         self.asked: set[str] = set()
@@ -60,7 +62,7 @@ class SigningMiddleware:
             "scrapy-robots signs %(which)s (Web Bot Auth) with the key %(keyid)s, published at %(agent)s",
             {
                 "which": "the requests of the sites that ask" if self.only_when_asked else "every request",
-                "keyid": config.key.keyid,
+                "keyid": key.keyid,
                 "agent": config.agent,
             },
         )
@@ -71,7 +73,14 @@ class SigningMiddleware:
         if config is None:
             raise NotConfigured("ROBOTSTXT_SIGNATURE_KEY is not set")
         with starting("SigningMiddleware"):
-            return cls(crawler, config)
+            try:
+                key = load_key(config.key_path)
+            except KeyFileError as exc:
+                raise SettingError(
+                    f"ROBOTSTXT_SIGNATURE_KEY: {exc}. Give an Ed25519 private key (PEM or JWK); make one with "
+                    f"`{MAKE_KEY}`"
+                ) from None
+            return cls(crawler, config, key)
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         headers = request.headers
