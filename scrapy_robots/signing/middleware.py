@@ -71,7 +71,9 @@ class SigningMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         config = RobotsConfig.of(crawler).signing
         if config is None:
-            raise NotConfigured("ROBOTSTXT_SIGNATURE_KEY is not set")
+            # Silent, as every part of the package whose feature is off: Scrapy logs a
+            # NotConfigured with a message as a WARNING, in every crawl and command.
+            raise NotConfigured
         with starting("SigningMiddleware"):
             try:
                 key = load_key(config.key_path)
