@@ -43,10 +43,13 @@ LANES = {
     "tests/test_fleet.py": "fleet-a",
     "tests/test_fleet_inprocess.py": "fleet-a",
     "tests/test_fleet_cluster_failover.py": "fleet-a",
+    "tests/test_fleet_cluster.py": "fleet-a",
     "tests/test_fleet_pace.py": "fleet-b",
     "tests/test_fleet_backoff.py": "fleet-b",
     "tests/test_bench_fleet_faults.py": "fleet-b",
     "tests/test_fleet_sentinel.py": "fleet-b",
+    "tests/test_fleet_leases.py": "fleet-b",  # three crawler processes, one SIGKILLed
+    "tests/test_bench_fleet_capacity.py": "fleet-b",
 }
 
 

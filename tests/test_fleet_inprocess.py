@@ -143,7 +143,9 @@ async def test_fleet_paced_requests_wait_outside_the_downloader(serve, redis, ma
         if downloader is not None:
             from scrapy_robots import RobotsTxtMiddleware
 
-            most_active[0] = max(most_active[0], len(downloader.active))
+            # The paced site's requests in the downloader (the later site's may all be there).
+            paced_active = sum(1 for request in downloader.active if request.url.startswith(paced.url))
+            most_active[0] = max(most_active[0], paced_active)
             for mw in downloader.middleware.middlewares:
                 if isinstance(mw, RobotsTxtMiddleware):
                     most_waiting[0] = max(most_waiting[0], len(mw.room))
@@ -176,6 +178,7 @@ async def test_fleet_paced_requests_wait_outside_the_downloader(serve, redis, ma
         assert most_waiting[0] <= max_waiting + 1, most_waiting[0]
         assert stat(crawler, "robotstxt/waiting/requeued") > 0
     else:
-        # Nothing waits in the downloader for its turn: what is there is on the wire.
+        # Nothing of the paced site waits in the downloader for its turn: what is there is
+        # on the wire (one, two at a hand-over).
         assert most_active[0] <= 2, most_active[0]
         assert most_waiting[0] >= 5, most_waiting[0]
