@@ -73,6 +73,19 @@ def add_robots_options(parser: argparse.ArgumentParser) -> None:
         help="with --record: the time to answer for, seconds since the epoch or ISO 8601 (UTC unless given; "
         "default: now)",
     )
+    group.add_argument(
+        "--verify",
+        action="store_true",
+        help="with --record: check the record's signatures (signatures.jsonl: each line's signature, the chain, "
+        "each file's SHA-256) and say which file was changed, added or removed, or that the manifest was edited; "
+        "exit status 0 all holds, 1 not, 2 an error",
+    )
+    group.add_argument(
+        "--key",
+        metavar="FILE",
+        help="with --verify: the key the record was signed with: the private key, its public JWK or PEM, or the "
+        "key directory (default: ROBOTSTXT_SIGNATURE_KEY)",
+    )
     group.add_argument("--brief", action="store_true", help="one line per URL: the verdict and what decided")
     group.add_argument("--json", action="store_true", help="print one JSON object per URL (JSON lines)")
     group.add_argument(
@@ -97,6 +110,11 @@ def check_combinations(opts: argparse.Namespace) -> str | None:
                 f"--page and --{other} cannot be combined: --{other} prints no per-URL report for the page's "
                 "directives; give one of them"
             )
+    for given in ("verify", "key"):
+        if getattr(opts, given) and not opts.record:
+            return f"--{given} checks a compliance record's signatures: give --record DIR too"
+    if opts.key and not opts.verify:
+        return "--key names the key a record was signed with: give --verify too"
     if opts.at and not opts.record:
         return "--at answers from a compliance record: give --record DIR too"
     for other in ("file", "compare", "lint", "strict", "page", "usage", "spider", "brief"):

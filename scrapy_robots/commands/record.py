@@ -218,6 +218,13 @@ def _recorded_entry(version: Version, governs: str) -> RobotsEntry:
 
 
 def run(opts: argparse.Namespace, urls: list[str], settings: BaseSettings) -> int:
+    if opts.verify:
+        if urls or opts.at:
+            print(
+                "scrapy robots: error: --verify checks the whole record: it takes no URL and no --at", file=sys.stderr
+            )
+            return EXIT_ERROR
+        return verify(opts.record, opts.key or settings.get("ROBOTSTXT_SIGNATURE_KEY"), opts.json)
     try:
         at = parse_time(opts.at)
         record = Record(opts.record)
@@ -321,3 +328,52 @@ def _said(directives: dict[str, Any]) -> str:
         f"{name} ({', '.join(value['sources'] if isinstance(value, dict) else value)})"
         for name, value in directives.items()
     )
+
+
+def verify(folders: list[str], key_file: str | None, as_json: bool) -> int:
+    """``--verify``: each folder's manifest checked against the key; 0 when all holds, 1 when
+    a file was changed, added or removed or the manifest edited, 2 when it cannot be checked."""
+    from pathlib import Path
+
+    from scrapy_robots.record.manifest import verify as verify_folder
+    from scrapy_robots.signing.keys import KeyFileError, public_keys, verifier
+
+    if not key_file:
+        print(
+            "scrapy robots: error: --verify needs the key the record was signed with: give --key FILE (the key, "
+            "its public JWK, or the key directory) or set ROBOTSTXT_SIGNATURE_KEY",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    try:
+        check = verifier(public_keys(key_file))
+    except KeyFileError as exc:
+        print(f"scrapy robots: error: --key: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    status = EXIT_ALLOWED
+    for folder in folders:
+        if not Path(folder).is_dir():
+            print(f"scrapy robots: error: {folder}: no such record folder", file=sys.stderr)
+            return EXIT_ERROR
+        found = verify_folder(folder, check)
+        if found.problems:
+            status = EXIT_DENIED
+        if as_json:
+            print(
+                json.dumps(
+                    {
+                        "record": folder,
+                        "verified": not found.problems,
+                        "files": sorted(found.files),
+                        "keyids": sorted(found.keyids),
+                        "problems": [{"file": p.name, "what": p.what, "detail": p.detail} for p in found.problems],
+                    }
+                )
+            )
+            continue
+        for problem in found.problems:
+            print(f"{folder}: {problem}")
+        if not found.problems:
+            keys = ", ".join(sorted(found.keyids))
+            print(f"{folder}: verified: {len(found.files)} file(s) as signed, the chain whole (key {keys})")
+    return status

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from scrapy_robots.policyfiles.stated import Heard
     from scrapy_robots.settings.config import RobotsConfig
     from scrapy_robots.settings.parts import RecordConfig
+    from scrapy_robots.signing.keys import SigningKey
     from scrapy_robots.status.result import FetchResult
     from scrapy_robots.verdict import Verdict
 
@@ -77,6 +78,8 @@ class ComplianceRecord:
             )
         except OSError as exc:
             raise SettingError(f"ROBOTSTXT_RECORD = {record.folder!r}: the folder cannot be made: {exc}") from None
+        #: the crawl's Web Bot Auth key (ROBOTSTXT_SIGNATURE_KEY): each file closed is signed with it
+        self.key = None if config.signing is None else _signing_key(config.signing.key_path)
         # The one answer's row (grounds.py): imported here, a crawl without a record never loads it.
         from scrapy_robots.grounds import decision_row, page_row
 
@@ -244,4 +247,36 @@ class ComplianceRecord:
             self._timer.stop()
         self._soon.cancel()
         self.flush()
-        self.writer.close()
+        closed = self.writer.close()
+        if self.key is not None and closed:
+            self._sign(self.key, closed)
+
+    def _sign(self, key: SigningKey, names: list[str]) -> None:
+        """The files just closed, their digests chained and signed into the manifest."""
+        from scrapy_robots.record.manifest import MANIFEST, sign_files
+
+        try:
+            sign_files(self.record.folder, names, key)
+        except OSError as exc:
+            self.stats.inc_value("robotstxt/record/errors")
+            logger.error(
+                "Compliance record: %(names)s not signed into %(folder)s/%(manifest)s: %(error)s",
+                {"names": ", ".join(names), "folder": self.record.folder, "manifest": MANIFEST, "error": exc},
+            )
+            return
+        self.stats.inc_value("robotstxt/record/signed", len(names))
+        logger.info(
+            "Compliance record: %(n)d file(s) signed into %(folder)s/%(manifest)s with the key %(keyid)s",
+            {"n": len(names), "folder": self.record.folder, "manifest": MANIFEST, "keyid": key.keyid},
+        )
+
+
+def _signing_key(path: str) -> SigningKey:
+    """The key the record is signed with: the one the requests are (signing/middleware.py
+    reads it too, and says the same of a bad one); a bad key stops the crawl at start-up."""
+    from scrapy_robots.signing.keys import KeyFileError, load_key
+
+    try:
+        return load_key(path)
+    except KeyFileError as exc:
+        raise SettingError(f"ROBOTSTXT_SIGNATURE_KEY (to sign ROBOTSTXT_RECORD): {exc}") from None

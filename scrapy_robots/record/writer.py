@@ -93,8 +93,12 @@ class RecordWriter:
                 self._versions = jsonl.JsonlVersions(self._version_stream, self.folder)
         return self._versions
 
-    def close(self) -> None:
+    def close(self) -> list[str]:
+        """Closes the files; their names (in the folder), for the manifest to sign."""
+        closed = []
         for stream in (self._version_stream, self._decisions):
             if stream is not None:
                 stream.close()
+                closed.append(Path(stream.name).name)
         self._versions = self._version_stream = self._decisions = None
+        return closed

@@ -15,12 +15,12 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 #: RFC 7638 section 3.2: the members of each key type that its thumbprint hashes.
 THUMBPRINT_MEMBERS: Final = {"OKP": ("crv", "kty", "x"), "RSA": ("e", "kty", "n"), "EC": ("crv", "kty", "x", "y")}
@@ -156,6 +156,66 @@ def _from_jwk(name: str, data: bytes) -> Ed25519PrivateKey:
     if "x" in jwk and public_jwk(private.public_key())["x"] != jwk["x"]:
         raise KeyFileError(f"{name!r}: its 'x' is not the public key of its 'd'")
     return private
+
+
+def public_keys(path: str | os.PathLike[str]) -> dict[str, Ed25519PublicKey]:
+    """The Ed25519 public keys in ``path``, by thumbprint: a key directory (a JWK Set), a
+    public JWK, a public PEM, or a private key file (its public half)."""
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise KeyFileError(f"{name!r} cannot be read ({exc.strerror or exc})") from None
+    text = data.lstrip()
+    if text.startswith(b"-----BEGIN") and b"PUBLIC KEY" in data:
+        try:
+            key = serialization.load_pem_public_key(data)
+        except (ValueError, UnsupportedAlgorithm) as exc:
+            raise KeyFileError(f"{name!r} is not a readable public key ({exc})") from None
+        if not isinstance(key, Ed25519PublicKey):
+            raise KeyFileError(f"{name!r} is not an Ed25519 public key")
+        return {thumbprint(public_jwk(key)): key}
+    if not text.startswith(b"{"):
+        return {(own := load_key(name)).keyid: own.private.public_key()}
+    try:
+        found = json.loads(data)
+    except ValueError as exc:
+        raise KeyFileError(f"{name!r} is not valid JSON ({exc})") from None
+    entries = found.get("keys") if isinstance(found, dict) and "keys" in found else [found]
+    keys: dict[str, Ed25519PublicKey] = {}
+    for entry in entries if isinstance(entries, list) else ():
+        if not isinstance(entry, dict) or entry.get("kty") != "OKP" or entry.get("crv") != "Ed25519":
+            continue
+        if isinstance(entry.get("x"), str):
+            try:
+                key = Ed25519PublicKey.from_public_bytes(_b64url_decode(entry["x"]))
+            except ValueError:
+                continue
+        elif isinstance(entry.get("d"), str):
+            key = _from_jwk(name, json.dumps(entry).encode()).public_key()
+        else:
+            continue
+        keys[thumbprint(public_jwk(key))] = key
+    if not keys:
+        raise KeyFileError(f"{name!r} holds no Ed25519 key (a JWK, a JWK Set, a PEM key)")
+    return keys
+
+
+def verifier(keys: Mapping[str, Ed25519PublicKey]) -> Callable[[str, bytes, bytes], bool | None]:
+    """Checks a signature by its key's thumbprint: True, False, or None for a key not in ``keys``."""
+
+    def check(keyid: str, data: bytes, signature: bytes) -> bool | None:
+        key = keys.get(keyid)
+        if key is None:
+            return None
+        try:
+            key.verify(signature, data)
+        except InvalidSignature:
+            return False
+        return True
+
+    return check
 
 
 def make_key(path: str | os.PathLike[str]) -> SigningKey:
