@@ -2,8 +2,10 @@
 
 ``--make-key PATH`` makes an Ed25519 key pair (the private key, PEM, readable by its
 owner only); with no option, the key directory to publish for the crawl's key (the JWK
-Set, ``kid`` its thumbprint); ``--check FILE`` says whether a directory file lists the
-crawl's key, as a verifier would find it. The crawl's key is the project's
+Set, ``kid`` its thumbprint), and with ``--authority HOST`` the headers its server sends with
+it (the directory's own signature, the draft's domain binding: signing/binding.py);
+``--check FILE`` says whether a directory file lists the crawl's key, as a verifier would
+find it. The crawl's key is the project's
 ``ROBOTSTXT_SIGNATURE_KEY`` unless ``--key`` names one.
 """
 
@@ -11,11 +13,13 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from scrapy_robots.signing.binding import directory_headers, host_authority
 from scrapy_robots.signing.keys import DIRECTORY_MEDIA_TYPE, DIRECTORY_PATH, KeyFileError, directory, load_key, make_key
 from scrapy_robots.signing.keys import thumbprint as jwk_thumbprint
 
@@ -26,6 +30,9 @@ if TYPE_CHECKING:
 
 #: Exit statuses: the directory lists the key; it does not; an error (no key, a bad file).
 EXIT_OK, EXIT_MISSING, EXIT_ERROR = 0, 1, 2
+#: How long the directory's own signature holds by default (``--expires``): a week, for a
+#: file served with fixed headers and signed again by a weekly job.
+BINDING_EXPIRES = 7 * 86400
 
 
 class Command(ScrapyCommand):
@@ -33,7 +40,7 @@ class Command(ScrapyCommand):
     default_settings = {"LOG_LEVEL": "WARNING", "TELNETCONSOLE_ENABLED": False}
 
     def syntax(self) -> str:
-        return "[--make-key PATH | --check FILE] [--key PATH]"
+        return "[--make-key PATH | --check FILE | --authority HOST [--body FILE]] [--key PATH]"
 
     def short_desc(self) -> str:
         return "Make the crawler's Web Bot Auth key, print its directory, check a directory"
@@ -44,7 +51,10 @@ class Command(ScrapyCommand):
             "With no option, print the key directory to publish at "
             f"https://<your host>{DIRECTORY_PATH} ({DIRECTORY_MEDIA_TYPE}) for the crawl's key. "
             "With --check FILE, say whether that directory lists the crawl's key (exit status 0 yes, 1 no, "
-            "2 an error). The crawl's key is ROBOTSTXT_SIGNATURE_KEY unless --key names one. Docs: docs/signing.rst."
+            "2 an error). With --authority HOST, print the headers the directory's server sends with it at HOST "
+            "(Content-Type, Content-Digest and its own signature, the draft's domain binding), then the body they "
+            "sign; --body FILE writes that body to FILE instead. The crawl's key is ROBOTSTXT_SIGNATURE_KEY unless "
+            "--key names one. Docs: docs/signing.rst."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -55,12 +65,34 @@ class Command(ScrapyCommand):
         )
         group.add_argument("--key", metavar="PATH", help="the private key (default: ROBOTSTXT_SIGNATURE_KEY)")
         group.add_argument("--check", metavar="FILE", help="check that a key directory file lists the key")
+        group.add_argument(
+            "--authority",
+            metavar="HOST",
+            help="print the headers to serve the directory with at HOST (its own signature, over HOST and the body's "
+            "Content-Digest), then the body",
+        )
+        group.add_argument("--body", metavar="FILE", help="with --authority: write the signed body to FILE")
+        group.add_argument(
+            "--expires",
+            metavar="SECONDS",
+            type=int,
+            default=BINDING_EXPIRES,
+            help=f"with --authority: how long the signature holds (default: {BINDING_EXPIRES}, a week)",
+        )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if args:
             raise UsageError(f"unexpected arguments: {' '.join(args)}", print_help=False)
         if opts.make_key and (opts.key or opts.check):
             raise UsageError("--make-key makes a key: it takes neither --key nor --check", print_help=False)
+        if opts.authority and (opts.make_key or opts.check):
+            raise UsageError(
+                "--authority signs the directory: it takes neither --make-key nor --check", print_help=False
+            )
+        if opts.body and not opts.authority:
+            raise UsageError("--body writes the directory signed for --authority HOST: give it too", print_help=False)
+        if opts.expires < 1:
+            raise UsageError(f"--expires must be a number of seconds above 0, not {opts.expires}", print_help=False)
         self.exitcode = self._run(opts)
 
     def _run(self, opts: argparse.Namespace) -> int:
@@ -87,12 +119,42 @@ class Command(ScrapyCommand):
             return _error(str(exc))
         if opts.check:
             return _check(key, opts.check)
+        if opts.authority:
+            return _signed_directory(key, opts.authority, opts.body, opts.expires)
         _print_directory(key)
         return EXIT_OK
 
 
+def _directory_body(key: SigningKey) -> str:
+    return json.dumps(directory(key), indent=2) + "\n"
+
+
 def _print_directory(key: SigningKey) -> None:
-    print(json.dumps(directory(key), indent=2))
+    print(_directory_body(key), end="")
+
+
+def _signed_directory(key: SigningKey, authority: str, body_file: str | None, expires: int) -> int:
+    """The headers the directory is served with at ``authority``, and the body they sign:
+    byte for byte what the server must send (its Content-Digest covers those bytes)."""
+    try:
+        at = host_authority(authority)
+    except ValueError as exc:
+        return _error(f"--authority: {exc}")
+    body = _directory_body(key)
+    created = int(time.time())
+    headers = directory_headers(key, body.encode("utf-8"), at, created, created + expires)
+    if body_file:
+        try:
+            with open(body_file, "w", encoding="utf-8", newline="") as f:
+                f.write(body)
+        except OSError as exc:
+            return _error(f"cannot write {body_file!r}: {exc.strerror or exc}")
+    for name, value in headers.items():
+        print(f"{name}: {value}")
+    if not body_file:
+        print()
+        print(body, end="")
+    return EXIT_OK
 
 
 def _error(message: str) -> int:
