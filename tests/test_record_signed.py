@@ -202,3 +202,17 @@ async def test_an_unsigned_crawl_writes_no_manifest_and_verify_says_so(serve, tm
     problems = verify(folder, verifier(public_keys(key.source))).problems
     assert problems[0].what == EDITED and "not signed" in problems[0].detail
     assert {(p.what, p.name) for p in problems[1:]} == {(ADDED, name) for name in record_files(folder)}
+
+
+@pytest_twisted.ensureDeferred
+async def test_in_json_lines_each_body_is_checked_against_its_name(serve, key, tmp_path):
+    folder = tmp_path / "record"
+    await two_crawls(serve, key, folder, ROBOTSTXT_RECORD_FORMAT="jsonl")
+    check = verifier(public_keys(key.source))
+    assert verify(folder, check).problems == []
+    [body] = sorted((folder / "bodies").iterdir())  # one robots.txt, both crawls: one body
+    for offset in (0, 1):
+        before = flipped(body, offset)
+        problems = verify(folder, check).problems
+        body.write_bytes(before)
+        assert [(p.what, p.name) for p in problems] == [(CHANGED, f"bodies/{body.name}")]
