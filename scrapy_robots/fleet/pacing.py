@@ -71,6 +71,13 @@ RESET_QUIET = 10.0
 #: turns of the outage (ROBOTSTXT_FLEET_OUTAGE = "spread"): the other crawlers may still
 #: be on theirs until their own next try of Redis (the link's backoff, up to 30 s).
 REJOIN = 30.0
+#: Seconds into a rejoining crawler's turn that a start is still on it. The rejoining
+#: crawlers' turns are placed on Redis's clock by the reservation script, exactly, so the
+#: previous turn's start ends at most a rounding into this one; a crawler still on its
+#: outage turns keeps them by its estimate of that clock, which a start this far into a turn
+#: shortens its gap by (the whole margin, as it was, left 20 ms for that estimate and a
+#: loaded machine's lateness at Crawl-delay 0.4).
+TURN_TOLERANCE = 0.005
 #: Seconds a second by which the best estimate of Redis's clock is let go (see
 #: :meth:`FleetPacer._learn`): a clock that drifts or steps back is followed at this rate.
 OFFSET_FORGET = 0.001
@@ -189,9 +196,8 @@ class FleetPacer:
             # on the turn (one reservation): reserving a turn, then the next when another
             # crawler held it, left each missed reservation unused in the slot's pace, and
             # the slot saw one start every 4 intervals for the whole rejoin (#49). A start
-            # up to the margin into a turn is still on it: the crawlers' estimates of Redis's
-            # clock differ by milliseconds.
-            grid = (turns.epoch + turns.rank * step * 1e6, turns.crawlers * step, max(self.margin, 1e-3))
+            # up to TURN_TOLERANCE into a turn is still on it.
+            grid = (turns.epoch + turns.rank * step * 1e6, turns.crawlers * step, TURN_TOLERANCE)
         reservation = await self.redis.reserve(slot, interval, not_before, self.crawlers(slot) * step, raised, grid)
         self._learn(shard, reservation)
         return reservation.wait
@@ -275,8 +281,14 @@ class FleetPacer:
             return
         self.away_since = self.clock()
         if self.outage == "spread":
-            if not self.turns or self.clock() >= self.turns_until:
-                self.turns = {shard: view.turns() for shard, view in self.shards.items() if view.crawlers > 1}
+            fresh = {shard: view.turns() for shard, view in self.shards.items() if view.crawlers > 1}
+            if self.clock() < self.turns_until:
+                # Away again while rejoining: a shard still on its turns keeps them (its view
+                # may count fewer crawlers since, heartbeats lost with an emptied node); a
+                # shard whose turns had ended takes them anew from its view (it was left
+                # without any, and its slots paced alone: N crawlers, N times the rate).
+                fresh.update(self.turns)
+            self.turns = fresh
             self.turns_until = math.inf
             self.back_at.clear()
         what = {
