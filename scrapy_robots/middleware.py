@@ -130,7 +130,7 @@ class RobotsTxtMiddleware:
         """The slot's pace alone, or a pace the storage shares with other crawlers (``shared``)."""
         if shared is None:
             return SitePacing(crawler, SlotPacer(crawler), room)
-        from scrapy_robots.fleet.pacing import SharedPacing
+        from scrapy_robots.fleet.shared_pacing import SharedPacing
 
         return SharedPacing(crawler, FleetSlotPacer(crawler), shared, room)
 

@@ -268,7 +268,7 @@ async def test_a_users_own_delay_stops_at_once_too(serve, tmp_path, setting):
 @pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_ctrl_c_on_a_fleet_crawler_says_what_waited_for_the_fleets_turn(serve, redis):
-    # The fleet's pace keeps a request waiting for its turn in the fleet (fleet/pacing.py),
+    # The fleet's pace keeps a request waiting for its turn in the fleet (fleet/shared_pacing.py),
     # not in the waiting room: the close line counts those too, one line.
     slow = [paced_site(serve, 3) for _ in range(2)]
     urls = [url for site in slow for url in site_urls(site, 8)]

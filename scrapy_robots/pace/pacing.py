@@ -2,7 +2,7 @@
 
 The middleware makes one call per allowed request, ``pace(entry, request)``, whatever
 paces the site: this class (the slot alone), or the fleet's
-(:class:`scrapy_robots.fleet.pacing.SharedPacing`, chosen when the storage shares a
+(:class:`scrapy_robots.fleet.shared_pacing.SharedPacing`, chosen when the storage shares a
 pace). A call returns None when the request may go on at once (the hot path awaits
 nothing), else an awaitable to wait for first.
 

@@ -142,7 +142,7 @@ class WaitingRoom:
         self, crawler: Crawler, max_waiting: int, requeue_on_close: bool = False, leases: RequestLeases | None = None
     ):
         self.crawler = crawler
-        #: While a request waits (here, or in the fleet's turn: fleet/pacing.py), it is leased
+        #: While a request waits (here, or in the fleet's turn: fleet/shared_pacing.py), it is leased
         #: where the storage says (the fleet's Redis, fleet/leases.py), so that another
         #: crawler gives it back to the shared queue if this one dies; chosen once.
         self.leased: Callable[[Request], AbstractContextManager[None]] = (
@@ -159,7 +159,7 @@ class WaitingRoom:
         # release Deferred -> (site, what it waits for, the source to cancel on close)
         self._parked: dict[Deferred[Any], tuple[str, str, Deferred[Any]]] = {}
         #: requests that wait elsewhere and watch the close themselves (the fleet's turn,
-        #: fleet/pacing.py), per site: counted in the close line, released by their waiter
+        #: fleet/shared_pacing.py), per site: counted in the close line, released by their waiter
         self.held: Counter[str] = Counter()
         self._held_total = 0
         self._watch = LoopingCall(self._look_at_engine)
