@@ -35,7 +35,7 @@ from scrapy_robots.pace.slots import (
     leave_redirecting_hosts_slot,
     warn_at_start_if_slots_missing,
 )
-from scrapy_robots.pace.turns import QueueReleased
+from scrapy_robots.pace.turns import QueueReleased, SentBack
 from scrapy_robots.pace.waiting import CrawlClosing, RoomFull, WaitingRoom
 from scrapy_robots.policyfiles.fetch import RobotsFetcher
 from scrapy_robots.policyfiles.preference import PreferenceFile
@@ -252,9 +252,13 @@ class RobotsTxtMiddleware:
 
     def process_exception(self, request: Request, exception: Exception, spider: Spider | None = None) -> Request | None:
         """A request that waited in Scrapy's slot queue for a pause, let go by the close
-        (pace/turns.py, SlotTurns.release_held): back to a JOBDIR's queue, or ignored with the reason."""
+        (pace/turns.py, SlotTurns.release_held): back to a JOBDIR's queue, or ignored with the
+        reason. One sent back by a fleet's pause (SlotTurns.send_back): back to the scheduler."""
         if isinstance(exception, QueueReleased):
             return self.room.closing_exit(request, CrawlClosing(exception.key, PAUSED))
+        if isinstance(exception, SentBack):
+            # It passed the dupefilter once already; the scheduler would drop it as seen.
+            return request.replace(dont_filter=True)
         return None
 
     def _cancelled(self, request: Request, site: str, cancelled: BaseException) -> Request:

@@ -81,3 +81,34 @@ async def test_after_a_pause_the_fleet_comes_back_to_its_pace_in_steps(serve, re
     gaps = [later - earlier for earlier, later in zip(after, after[1:])]
     assert gaps and gaps[0] >= 0.9, gaps  # slower than before the pause
     assert min(gaps[-4:]) < 0.5, gaps  # and back, in steps
+
+
+@pytest.mark.slow
+@pytest_twisted.ensureDeferred
+async def test_requests_queued_in_the_slot_at_a_slow_down_keep_the_fleets_pace_after_it(serve, redis):
+    # One request at a time per crawler (CONCURRENT_REQUESTS_PER_DOMAIN 1): when the site says
+    # slow down, each crawler has requests queued in Scrapy's slot. They come back through the
+    # fleet's pace (sent back to the scheduler): at the pause's end each crawler's local slot
+    # started its own, and two crawlers' starts came a few ms apart, then again a second later.
+    limiter = RateLimited(limit=2, pause=2, pauses=1)
+    site = serve(body(ROBOTS))
+    site.pages = limiter
+    urls = [f"{site.url}/p{i}" for i in range(12)]
+    # The raised floor (1 s) comes back in 1000 steps: the whole crawl after the pause keeps it.
+    settings = {
+        **OWN_SHARES,
+        "ROBOTSTXT_BACKOFF_FACTOR": 1,
+        "ROBOTSTXT_BACKOFF_RECOVERY": 1000,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+    }
+    handles = [start_crawler(urls[i::2], redis.url, **settings) for i in range(2)]
+    results = [result for _, result in await DeferredList([h.done for h in handles])]
+    for result in results:
+        assert result["exit"] == 0, result["log"][-3000:]
+        assert result["failed"] == {}, result["failed"]
+    assert limiter.inside == []
+    assert sorted(limiter.served) == sorted(f"/p{i}" for i in range(12))  # each once
+    after = sorted(hit.at for hit in site.page_hits() if hit.at >= limiter.paused_until)
+    gaps = [later - earlier for earlier, later in zip(after, after[1:])]
+    assert len(after) >= 8 and min(gaps) >= 0.95, gaps
+    assert sum(result["stats"].get("robotstxt/fleet/sent_back", 0) for result in results) >= 1

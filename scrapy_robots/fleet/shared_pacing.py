@@ -188,6 +188,16 @@ class SharedPacing(SitePacing):
     def pauses(self) -> SharedPauses | None:
         return self._pauses
 
+    def slow_down(self, request: Request, floor: float | None, until: float = 0.0) -> None:
+        """As :meth:`SitePacing.slow_down`; a pause also sends the requests Scrapy had queued
+        in the slot back to the scheduler: they come again through the fleet's pace, where
+        the pause is shared, instead of leaving at its end on the local slot's pace alone."""
+        super().slow_down(request, floor, until)
+        if until > self.slots.now():
+            sent = self.turns.send_back(request)
+            if sent:
+                self.crawler.stats.inc_value("robotstxt/fleet/sent_back", sent)
+
     def fetched(self, entry: RobotsEntry, result: FetchResult) -> Awaitable[object] | None:
         if entry.delay is None or entry.delay.applied is None or result.response is None:
             return None  # no delay, or a skipped site (none of its requests go)

@@ -114,6 +114,12 @@ def count_starts(slot: Any) -> Any:
     return slot
 
 
+def take_queued(slot: Any) -> Any:
+    """The first (request, deferred) of ``slot``'s queue, taken out without counting a start
+    (it leaves the slot; it is not downloaded from here)."""
+    return deque.popleft(slot.queue)
+
+
 def least_delay(slot: Any) -> float:
     """The least delay ``slot`` keeps between two starts: its floor, or its delay less its jitter."""
     floor = getattr(type(slot), "floor", None)

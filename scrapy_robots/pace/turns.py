@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.core.downloader import Downloader
 
-from scrapy_robots.pace.slot_classes import jitter_of, least_delay
+from scrapy_robots.pace.slot_classes import jitter_of, least_delay, take_queued
 from scrapy_robots.pace.slots import engine_closing
 
 if TYPE_CHECKING:
@@ -30,6 +30,16 @@ _PROCESS_QUEUE_NEEDS_SPIDER = "spider" in inspect.signature(Downloader._process_
 class QueueReleased(Exception):
     """A request that waited in Scrapy's slot queue for a pause (:meth:`SlotTurns.hold`) was
     let go because the crawl began closing; ``key``: its slot."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+class SentBack(Exception):
+    """A request Scrapy had queued in a slot that was told to slow down, in a crawl whose pace
+    is shared with other crawlers (:meth:`SlotTurns.send_back`): it goes back to the scheduler
+    and comes again through the fleet's pace; ``key``: its slot."""
 
     def __init__(self, key: str):
         super().__init__(key)
@@ -94,6 +104,23 @@ class SlotTurns:
         slot.latercall = call
         self._watch_closing()
 
+    def send_back(self, request: Request) -> int:
+        """Every request Scrapy's queue of ``request``'s slot holds fails with
+        :class:`SentBack` (the middleware sends it back to the scheduler); returns how many.
+        In a fleet, the local slot would start them at the pause's end on its own pace, beside
+        the other crawlers' (#49: two crawlers each started their queued requests at the end
+        of one pause, 15 ms apart, then again a second later)."""
+        slot = self.slots.live_slot(request)
+        if slot is None:
+            return 0
+        key = self.slots.key(request)
+        sent = 0
+        while slot.queue:
+            _, waiting = take_queued(slot)
+            waiting.errback(SentBack(key))
+            sent += 1
+        return sent
+
     def _watch_closing(self) -> None:
         """While a slot is held, look at the engine four times a second: a close lets the held
         requests go back (:meth:`release_held`) instead of waiting for the pause to end."""
@@ -125,7 +152,7 @@ class SlotTurns:
             if slot.latercall is call:
                 slot.latercall = None
             while slot.queue:
-                _, waiting = slot.queue.popleft()
+                _, waiting = take_queued(slot)
                 waiting.errback(QueueReleased(key))
 
     def _unhold(self, key: str) -> None:
