@@ -94,7 +94,7 @@ class PageReading:
 
 
 #: The sources a page's answer names (its own); robots.txt's and the other files' are the site's.
-PAGE_SOURCES = frozenset(("header", "directive", "tdm header", "tdm meta"))
+PAGE_SOURCES = frozenset(("header", "directive", "tdm header", "tdm meta", "license link"))
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from scrapy_robots.pace.slots import (
 from scrapy_robots.pace.turns import QueueReleased, SentBack
 from scrapy_robots.pace.waiting import CrawlClosing, RoomFull, WaitingRoom
 from scrapy_robots.policyfiles.fetch import RobotsFetcher
+from scrapy_robots.policyfiles.page_links import register as register_page_links
 from scrapy_robots.policyfiles.preference import PreferenceFile
 from scrapy_robots.policyfiles.reader import RobotsReader
 from scrapy_robots.policyfiles.robotstxt import SiteBook
@@ -111,6 +112,7 @@ class RobotsTxtMiddleware:
             for cls in config.policy_files
             if _preference_file(cls).wanted(config)
         )
+        register_page_links(crawler, self.files)  # the books a page may name a file of (policyfiles/page_links.py)
         #: every file, none read: what a request of a site that needs none is judged with
         self.unheard: Heard = tuple((book.file, None) for book in self.files)  # type: ignore[misc]
         _warn_if_stock_enabled(crawler)

@@ -1,9 +1,11 @@
-"""UsageMiddleware: a response's ``Content-Usage`` header and its ``noai`` robots
-directives, for the purposes a crawl declares.
+"""UsageMiddleware: a response's ``Content-Usage`` header, its ``noai`` robots
+directives and the license it links to, for the purposes a crawl declares.
 
 robots.txt speaks for a site and is applied before download (RobotsTxtMiddleware);
 the header and the page's directives (read by
-:class:`scrapy_robots.directives.middleware.DirectivesMiddleware`, which runs first)
+:class:`scrapy_robots.directives.middleware.DirectivesMiddleware`, which runs first), and
+an RSL license the page links to (its answer read by
+:class:`scrapy_robots.policyfiles.page_links.PageLinksMiddleware`, in the downloader)
 speak for one response and may be stricter. This spider middleware tags
 ``response.meta["robotstxt_usage"]`` with the strictest, and in ``deny`` mode drops the
 items of a response whose header or directives deny a declared purpose (requests still go
@@ -24,6 +26,7 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots.compliance.crawl import compliance_record
 from scrapy_robots.grounds import PAGE_SOURCES, PageReading
+from scrapy_robots.policyfiles.page_links import META_KEY as LINKED_KEY
 from scrapy_robots.settings.config import RobotsConfig
 from scrapy_robots.settings.errors import starting
 from scrapy_robots.status.result import site_of
@@ -96,6 +99,8 @@ class UsageMiddleware:
         image = directives is not None and response.headers.get(b"Content-Type", b"").lower().startswith(b"image/")
         malformed = False
         tdm = self._tdmrep(response) if self.tdmrep else {}
+        # The files the page links to (an RSL license: policyfiles/page_links.py), their answer for it.
+        linked = meta.get(LINKED_KEY) or {}
         for purpose in self.config.purposes:
             found = header_preference(header, purpose)
             if found is None:
@@ -116,10 +121,14 @@ class UsageMiddleware:
             if page is not None:
                 self.stats.inc_value(f"robotstxt/usage/directive/denied/{purpose}")
                 winner = stricter(winner, page)
+            known = linked.get(purpose)
+            link = Preference(purpose, **known) if known is not None else None
+            if link is not None:
+                winner = stricter(winner, link)
             tags[purpose] = winner.as_meta()
             # The first that denies in the order the tag's winner is chosen (stricter: the earlier
             # denial wins), so that the items' drop, the tag and the record name one source.
-            denier = next((p for p in (reserved, found, page) if p is not None and p.denied), None)
+            denier = next((p for p in (reserved, found, page, link) if p is not None and p.denied), None)
             if denier is not None and self.config.mode == "deny" and _DROP not in meta:
                 meta[_DROP] = (purpose, denier.text)
             if denier is not None and denier.source in PAGE_SOURCES and _DENIED not in meta:

@@ -34,6 +34,9 @@ ADDON = {"scrapy_robots.Addon": 0}
 DIRECTIVES = "scrapy_robots.directives.middleware.DirectivesMiddleware"
 USAGE = "scrapy_robots.spidermw.UsageMiddleware"
 BACKOFF = "scrapy_robots.pace.backoff.PageBackoff"
+PAGE_LINKS = "scrapy_robots.policyfiles.page_links.PageLinksMiddleware"
+#: The robots.txt middleware by hand with the reader of the licenses pages link to (ROBOTSTXT_RSL, on with a usage).
+WITH_PAGE_LINKS = {"DOWNLOADER_MIDDLEWARES": {**BASE_SETTINGS["DOWNLOADER_MIDDLEWARES"], PAGE_LINKS: 540}}
 MISSING = "is enabled without the components its features need"
 STORAGE_LINE = "scrapy-robots keeps robots.txt"
 
@@ -189,20 +192,22 @@ def by_hand(**spider_middlewares: int | None) -> dict:
     ("settings", "named"),
     [
         ({}, [DIRECTIVES]),  # README's old recipe: the directives are on by default
-        ({"ROBOTSTXT_USAGE": ["train-ai"]}, [DIRECTIVES, USAGE]),
+        ({"ROBOTSTXT_USAGE": ["train-ai"]}, [DIRECTIVES, USAGE, PAGE_LINKS]),
+        ({"ROBOTSTXT_USAGE": ["train-ai"], "ROBOTSTXT_RSL": False}, [DIRECTIVES, USAGE]),
         ({"ROBOTSTXT_DIRECTIVES": False}, []),
         ({"ROBOTSTXT_DIRECTIVES": False, "EXTENSIONS": {}}, [BACKOFF]),
-        ({"ROBOTSTXT_USAGE": ["train-ai"], "EXTENSIONS": {}}, [DIRECTIVES, USAGE, BACKOFF]),
-        ({"ROBOTSTXT_USAGE": ["train-ai"], **by_hand(**{DIRECTIVES: 90, USAGE: 100})}, []),
+        ({"ROBOTSTXT_USAGE": ["train-ai"], "EXTENSIONS": {}}, [DIRECTIVES, USAGE, PAGE_LINKS, BACKOFF]),
+        ({"ROBOTSTXT_USAGE": ["train-ai"], **WITH_PAGE_LINKS, **by_hand(**{DIRECTIVES: 90, USAGE: 100})}, []),
         # Under another name, a subclass: the component all the same.
         (
             {
                 "ROBOTSTXT_USAGE": ["ai-train"],
+                **WITH_PAGE_LINKS,
                 **by_hand(**{f"{__name__}.OwnDirectives": 90, "scrapy_robots.UsageMiddleware": 100}),
             },
             [],
         ),
-        ({"ROBOTSTXT_USAGE": ["train-ai"], **by_hand(**{DIRECTIVES: 90, USAGE: None})}, [USAGE]),
+        ({"ROBOTSTXT_USAGE": ["train-ai"], **WITH_PAGE_LINKS, **by_hand(**{DIRECTIVES: 90, USAGE: None})}, [USAGE]),
         ({"ADDONS": ADDON, "EXTENSIONS": {}}, []),
         ({"ADDONS": ADDON, "ROBOTSTXT_USAGE": ["train-ai"]}, []),
         # Disabled on purpose while its feature is on: the add-on keeps it off, and says so.
@@ -211,6 +216,7 @@ def by_hand(**spider_middlewares: int | None) -> dict:
     ids=[
         "old-recipe",
         "usage",
+        "usage-without-rsl",
         "directives-off",
         "no-extension",
         "none-of-three",

@@ -23,6 +23,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+from scrapy.http import HtmlResponse
+
 from scrapy_robots.policyfiles.preference import OPTIONAL_FILE_POLICY, PreferenceFile, Stated
 from scrapy_robots.rsl import (
     LICENSE_REQUIRED,
@@ -31,6 +33,8 @@ from scrapy_robots.rsl import (
     TOO_LARGE,
     RslDocument,
     RslError,
+    header_licenses,
+    page_licenses,
     parse_rsl,
     purpose_answer,
 )
@@ -38,7 +42,7 @@ from scrapy_robots.status.policy import Action
 from scrapy_robots.usage import ALLOW, DENY, Preference
 
 if TYPE_CHECKING:
-    from scrapy.http import Request
+    from scrapy.http import Request, Response
 
     from scrapy_robots.cache import RobotsEntry
     from scrapy_robots.policyfiles.decision import Decision
@@ -48,6 +52,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: The robots.txt outcomes after which a page's link locates the site's document: a file
+#: parsed (no License line for this agent), or none (every URL allowed).
+PAGE_LINK_AFTER: Final = (Action.PARSE, Action.ALLOW)
+
 #: Meta key of the document's answer for the request, purpose -> its verdict, reason, content.
 META_KEY: Final = "robotstxt_rsl"
 #: Meta key of a request's own license token (overrides ROBOTSTXT_RSL_TOKEN).
@@ -56,6 +64,8 @@ TOKEN_META_KEY: Final = "robotstxt_rsl_token"
 SOURCE: Final = "license.xml"
 #: The start of an IgnoreRequest message for a request RSL keeps out.
 DENIED_REASON: Final = "Forbidden by RSL license"
+#: The :attr:`Preference.source` of what RSL states for a page that links to the document.
+LINKED: Final = "license link"
 
 
 class RslLicense(PreferenceFile):
@@ -73,26 +83,42 @@ class RslLicense(PreferenceFile):
     after = (Action.PARSE,)  # a License line is in a parsed robots.txt
 
     policy = OPTIONAL_FILE_POLICY
+    page_source = LINKED
 
     def __init__(self, crawler: Any, config: RobotsConfig):
         super().__init__(crawler, config)
         #: site -> the document's URL, from its robots.txt (only sites that name one)
         self.located: dict[str, str] = {}
+        #: site -> the document's URL, from a page's link (sites whose robots.txt names none):
+        #: what this crawler saw; another crawler of a fleet locates it from its own pages
+        self.linked: dict[str, str] = {}
 
     @classmethod
     def wanted(cls, config: RobotsConfig) -> bool:
         return config.rsl
 
     def needed(self, robots: RobotsEntry) -> bool:
-        if robots.action is not Action.PARSE or not robots.licenses:
-            return False
-        url = robots.licenses[0]
-        if self.located.get(robots.site) != url:
-            self.located[robots.site] = url
-        return True
+        if robots.action is Action.PARSE and robots.licenses:
+            url = robots.licenses[0]
+            if self.located.get(robots.site) != url:
+                self.located[robots.site] = url
+            return True
+        # A page of the site linked to its document (page_links.py): the site's robots.txt
+        # parsed without a License line for this agent, or missing (404: everything allowed).
+        linked = self.linked
+        return bool(linked) and robots.site in linked and robots.action in PAGE_LINK_AFTER
 
     def where(self, site: str) -> str:
-        return self.located.get(site, self.path)
+        return self.located.get(site) or self.linked.get(site) or self.path
+
+    def page_links(self, response: Response) -> tuple[str, ...]:
+        found = header_licenses(response.headers, response.url) if b"Link" in response.headers else ()
+        if isinstance(response, HtmlResponse) and _names_rsl(response.body):
+            found += page_licenses(response.body, response.url)
+        return tuple(dict.fromkeys(link.url for link in found))
+
+    def locate(self, site: str, url: str) -> None:
+        self.linked.setdefault(site, url)
 
     def read(self, entry: RobotsEntry) -> RslDocument:
         if entry.truncated:  # XML cut short is no XML
@@ -211,3 +237,12 @@ class RslLicense(PreferenceFile):
                 for purpose, answer in answers.items()
             }
         return report
+
+
+def _names_rsl(body: bytes) -> bool:
+    """Whether the head of a page names RSL's media type: only such a page is searched for a
+    ``<link>`` (most have none). The head alone is lowered (a case-blind regex over a 100 KB
+    page took 0.3 ms; this, a few microseconds)."""
+    end = body.find(b"</head")
+    head = body if end < 0 else body[:end]
+    return b"rsl+xml" in head.lower()

@@ -7,9 +7,11 @@ file states of a URL: when it is needed (:meth:`~PreferenceFile.needed`, after r
 outcome), the usage preference it states for each declared purpose and the request meta it
 sets (:meth:`~PreferenceFile.says`), the reason and stat of a denial it causes
 (:meth:`~PreferenceFile.denial`), what ``scrapy robots`` and the compliance record say of it
-(:meth:`~PreferenceFile.explain`, :meth:`~PreferenceFile.report`). TDMRep's ``tdmrep.json``
-(:mod:`scrapy_robots.tdmrep.crawl`) and RSL's license document (:mod:`scrapy_robots.rsl.crawl`)
-are two; ``ROBOTSTXT_POLICY_FILES`` registers them, and any other.
+(:meth:`~PreferenceFile.explain`, :meth:`~PreferenceFile.report`), and, for a file a page may
+link to, the links (:meth:`~PreferenceFile.page_links`, :meth:`~PreferenceFile.locate`, read by
+:mod:`scrapy_robots.policyfiles.page_links`). TDMRep's ``tdmrep.json``
+(:mod:`scrapy_robots.tdmrep.crawl`) and RSL's license document
+(:mod:`scrapy_robots.policyfiles.license`) are two; ``ROBOTSTXT_POLICY_FILES`` registers them, and any other.
 
 The verdict (``verdict.py``), the grounds (``grounds.py``), the compliance record and the
 command iterate :data:`Heard` (each enabled file with its entry at the site, or None when it
@@ -42,7 +44,7 @@ OPTIONAL_FILE_POLICY: Final = StatusPolicy(
 )
 
 if TYPE_CHECKING:
-    from scrapy.http import Request
+    from scrapy.http import Request, Response
 
     from scrapy_robots.cache import RobotsEntry
     from scrapy_robots.settings.config import RobotsConfig
@@ -68,6 +70,9 @@ class PreferenceFile(PolicyFile):
     #: the robots.txt outcomes after which a site's requests need the file: not those that
     #: keep every request out (denied, unreachable, excluded)
     after: ClassVar[tuple[Action, ...]] = (Action.PARSE, Action.ALLOW)
+    #: the ``Preference.source`` of what the file states for a page that points to it
+    #: (:meth:`page_links`): one of ``grounds.PAGE_SOURCES``, the page's own answer
+    page_source: ClassVar[str] = ""
 
     @property
     def tags_field(self) -> str:
@@ -82,6 +87,17 @@ class PreferenceFile(PolicyFile):
     def needed(self, robots: RobotsEntry) -> bool:
         """Whether a request of the site whose robots.txt came to ``robots`` needs the file."""
         return robots.action in self.after
+
+    def page_links(self, response: Response) -> tuple[str, ...]:
+        """The URLs of the file that a downloaded page points to (RSL: a ``Link`` header field,
+        the head's ``<link>``), in the order found; none by default (a file only a fixed path
+        or robots.txt names). Read by :mod:`scrapy_robots.policyfiles.page_links`."""
+        return ()
+
+    def locate(self, site: str, url: str) -> None:
+        """A page of ``site`` points to the file at ``url``, and nothing located the site's
+        file before (:meth:`where` is still :attr:`path`): the site's requests from now on
+        need it, fetched from there (:meth:`needed`, :meth:`where`)."""
 
     def purposes(self, config: RobotsConfig) -> tuple[str, ...]:
         """The declared purposes the file speaks for."""

@@ -1,5 +1,7 @@
 """RSL 1.0 (Really Simple Licensing): which uses of a site's content its license permits,
-prohibits, or sells. Pure: no Scrapy import. Issue #50; the crawl does not obey RSL yet.
+prohibits, or sells. Pure: no Scrapy import (issue #50). The crawl obeys it through
+``scrapy_robots.policyfiles.license`` (robots.txt's ``License`` line) and
+``scrapy_robots.policyfiles.page_links`` (a page's ``Link`` header or ``<link>``).
 
 - ``document.py``: an RSL document (``license.xml``) parsed defensively into a frozen
   model, :func:`parse_rsl` (XML by expat, ``DOCTYPE`` refused; 500 KiB at most);

@@ -24,6 +24,10 @@ BACKOFF: Final = "scrapy_robots.pace.backoff.PageBackoff"
 #: Scrapy's own (the HTTP cache is 900, the proxy 750), so that what it signs is what is
 #: sent, and a redirect or a retry, which goes through the chain again, is signed anew.
 SIGNING: Final = "scrapy_robots.signing.middleware.SigningMiddleware"
+#: A policy file a page links to (policyfiles/page_links.py: RSL's ``Link`` header and
+#: ``<link>``), read as the answer leaves the downloader: after Scrapy's retries (550),
+#: decompression (590) and redirects (600), which see the answer first.
+PAGE_LINKS: Final = "scrapy_robots.policyfiles.page_links.PageLinksMiddleware"
 #: The one line that enables every component.
 ADDON_LINE: Final = 'ADDONS = {"scrapy_robots.Addon": 0}'
 
@@ -76,6 +80,16 @@ PARTS: Final[tuple[Part, ...]] = (
         "ROBOTSTXT_BACKOFF = False",
         lambda config: config.backoff.enabled,
         "a site that says slow down (429, 503 with Retry-After) is not paused in this crawl",
+    ),
+    Part(
+        PAGE_LINKS,
+        "DOWNLOADER_MIDDLEWARES",
+        540,
+        "ROBOTSTXT_RSL",
+        "ROBOTSTXT_RSL = False",
+        lambda config: config.rsl,
+        'an RSL license a page links to (a Link header, a <link rel="license"> in its head) is not read: the '
+        "page's items are kept, and the site's later requests are not judged by it",
     ),
     Part(
         SIGNING,
