@@ -305,3 +305,65 @@ def test_validators_are_stored_and_older_entries_still_read():
     # A parsed file whose body is gone cannot honour a 304: nothing sent.
     entry.body = None
     assert conditional_headers(entry) == {}
+
+
+#: An RSL document (RSL 1.0 3.1.2's example) and the version that turns it around: the
+#: site's pages are licensed for ai-train except /articles/, then /articles/ only.
+RSL_V1 = (
+    '<rsl xmlns="https://rslstandard.org/rsl">'
+    '<content url="/"><license><permits type="usage">all</permits></license></content>'
+    '<content url="/articles/"><license><prohibits type="usage">ai-train</prohibits></license></content></rsl>'
+)
+RSL_V2 = (
+    '<rsl xmlns="https://rslstandard.org/rsl">'
+    '<content url="/"><license><prohibits type="usage">all</prohibits></license></content>'
+    '<content url="/articles/"><license><permits type="usage">ai-train</permits></license></content></rsl>'
+)
+LICENSE = "/license.xml"
+
+
+def robots_naming_license(request) -> bytes:
+    return f"License: http://{request.getHeader('host')}{LICENSE}\n\nUser-agent: *\nAllow: /\n".encode()
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_rsl_document_is_revalidated_kept_on_304_and_replaced_by_its_new_version(serve, monkeypatch, tmp_path):
+    from scrapy_robots.policyfiles import license as rsl_crawl
+
+    parses = []
+    real = rsl_crawl.parse_rsl
+    monkeypatch.setattr(rsl_crawl, "parse_rsl", lambda *args: parses.append(1) or real(*args))
+    document = Validated(RSL_V1, content_type="application/rsl+xml")
+    site = serve(robots_naming_license, routes={LICENSE: document})
+    about, article, news = f"{site.url}/about", f"{site.url}/articles/1", f"{site.url}/news"
+    folder = tmp_path / "record"
+    crawler = await steps(
+        [about, article, lambda: document.change(RSL_V2, '"v2"', LM2), article, news],
+        ROBOTSTXT_USAGE=["train-ai"],
+        ROBOTSTXT_RECORD=str(folder),
+        ROBOTSTXT_RECORD_FORMAT="jsonl",
+    )
+    # Each refresh sends the validators of the version the crawl holds.
+    assert document.asked == [(None, None), ('"v1"', LM1), ('"v1"', LM1), ('"v2"', LM2)]
+    assert (document.full, document.not_modified) == (2, 2)
+    # The 304 kept V1 (/articles/ not licensed), the 200 brought V2 (/articles/ licensed, the rest not),
+    # kept by the last 304: one parse per version, none for a 304.
+    assert crawler.spider.downloaded == [about, article]
+    assert set(crawler.spider.ignored) == {article, news}
+    assert crawler.spider.ignored[news].startswith("Forbidden by RSL license: RSL not-licensed for ai-train")
+    assert len(parses) == 2
+    assert stat(crawler, "robotstxt/rsl/request_count") == 4
+    assert stat(crawler, "robotstxt/rsl/conditional") == 3
+    assert stat(crawler, "robotstxt/rsl/revalidated") == 2
+    assert stat(crawler, "robotstxt/rsl/denied/not_licensed") == 2
+    # The record notes the two checks against the version each kept, not new versions.
+    record = Record([folder])
+    site_key = f"http://{site.host}:{site.port}"
+    assert [v.sha256 for v in record.versions[("license.xml", site_key)]] == [
+        sha256_of(RSL_V1.encode()),
+        sha256_of(RSL_V2.encode()),
+    ]
+    assert [(row["file"], row["status"], row["governs"]) for row in record.revalidations] == [
+        ("license.xml", 304, sha256_of(RSL_V1.encode())),
+        ("license.xml", 304, sha256_of(RSL_V2.encode())),
+    ]
