@@ -199,3 +199,21 @@ async def test_a_crawler_revalidates_the_license_another_stored_then_a_third_rea
     )
     assert third["downloaded"] == [] and set(third["ignored"]) == set(share(2))
     assert all(reason.startswith(DENIED) for reason in third["ignored"].values()), third["ignored"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_crawlers_waiting_on_a_license_answering_503_let_nothing_through_before_its_200(serve, redis):
+    site = serve(robots_naming_license, {LICENSE: sequence(body("busy", 503), body(xml("scope.xml")))})
+    # One retry, due a second after the 503: every crawler's requests wait for it.
+    settings = {"ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 1, "ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 1.0}
+    results = await run_fleet(
+        [[f"{site.url}/about{n}", f"{site.url}/articles/{n}"] for n in range(2)], redis, **settings
+    )
+    # The fleet asked twice (the 503, the retry's 200), not each crawler.
+    documents = [hit.at for hit in site.hits if hit.path == LICENSE]
+    assert len(documents) == 2
+    assert all(hit.at > documents[1] for hit in site.page_hits() if hit.path != LICENSE)
+    for n, result in enumerate(results):
+        assert result["downloaded"] == [f"{site.url}/about{n}"]
+        assert list(result["ignored"]) == [f"{site.url}/articles/{n}"]
+        assert result["ignored"][f"{site.url}/articles/{n}"].startswith(DENIED)
