@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+import redis as redis_py
 from fleet import start_crawler
 from servers import Validated, body, sequence
 from twisted.internet import reactor
@@ -24,6 +25,8 @@ pytestmark = pytest.mark.timing
 
 FILES = Path(__file__).resolve().parent / "rsl_files"
 LICENSE = "/license.xml"
+#: The end of a site's RSL record's key in the storage (policyfiles/license.py).
+RSL_KEY = "/.well-known/rsl"
 #: A declared purpose, which RSL answers; TDMRep (on with it by default) off, so that
 #: the sites count RSL's document and the pages only.
 USAGE = {"ROBOTSTXT_USAGE": '["train-ai"]', "ROBOTSTXT_TDMREP": False}
@@ -88,6 +91,12 @@ async def test_the_license_is_fetched_once_per_site_for_the_fleet_and_obeyed_by_
     assert len(denied) == 6 and {row["reason"] for row in denied} == {"rsl/denied/not_licensed"}
     assert {row["rsl"] for row in record.decisions} == {sha256_of(xml("scope.xml").encode())}
 
+    # Each site's document is one record of the fleet, keyed by the site whatever its URL.
+    client = redis_py.Redis.from_url(redis.url)
+    keys = {key.decode() for key in client.scan_iter("scrapy_robots:fleetbot:site:*")}
+    client.close()
+    assert keys == {f"scrapy_robots:fleetbot:site:{{{site.url}{suffix}}}" for site in sites for suffix in ("", RSL_KEY)}
+
     # A crawler started after the fleet ended reads the document from Redis: no download.
     [late] = await run_fleet([share(3)], redis)
     assert [license_hits(site) for site in sites] == [1, 1]
@@ -125,7 +134,7 @@ async def test_license_required_is_denied_in_every_crawler_without_a_token_and_s
 async def test_a_license_answering_503_then_200_is_not_licensed_meanwhile_in_every_crawler(serve, redis):
     site = serve(robots_naming_license, {LICENSE: sequence(body("busy", 503), body(xml("scope.xml")))})
     # No waiting for a retry: each request meets the unreachable document itself.
-    settings = {"ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 0, "ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 3.0}
+    settings = {"ROBOTSTXT_UNREACHABLE_RETRY_TIMES": 0, "ROBOTSTXT_UNREACHABLE_RETRY_DELAY": 5.0}
     meanwhile = await run_fleet(
         [[f"{site.url}/about{n}", f"{site.url}/articles/{n}"] for n in range(2)], redis, **settings
     )
@@ -139,7 +148,7 @@ async def test_a_license_answering_503_then_200_is_not_licensed_meanwhile_in_eve
         ), result["ignored"]
         assert len(result["ignored"]) == 2
         assert result["stats"].get("robotstxt/rsl/denied/unreachable") == 2, result["stats"]
-    await sleep(3.2)
+    await sleep(5.2)
     after = await run_fleet(
         [[f"{site.url}/about{n}", f"{site.url}/articles/{n}"] for n in range(2, 4)], redis, **settings
     )

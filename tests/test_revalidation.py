@@ -1,4 +1,4 @@
-"""robots.txt and tdmrep.json revalidated, not downloaded again (issue #50): a refresh of a
+"""robots.txt, tdmrep.json and RSL documents revalidated, not downloaded again (issue #50): a refresh of a
 known file sends the stored ``ETag`` / ``Last-Modified`` back (``If-None-Match``,
 ``If-Modified-Since``); a 304 keeps the copy and its rules (no parse), a 200 replaces it.
 Through the memory, SQLite (JOBDIR) and Redis storages; the record notes the check. Every
@@ -367,3 +367,26 @@ async def test_an_rsl_document_is_revalidated_kept_on_304_and_replaced_by_its_ne
         ("license.xml", 304, sha256_of(RSL_V1.encode())),
         ("license.xml", 304, sha256_of(RSL_V2.encode())),
     ]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_second_crawler_revalidates_the_rsl_document_from_redis_and_reads_it_once(serve, redis, monkeypatch):
+    from scrapy_robots.policyfiles import license as rsl_crawl
+
+    parses = []
+    real = rsl_crawl.parse_rsl
+    monkeypatch.setattr(rsl_crawl, "parse_rsl", lambda *args: parses.append(1) or real(*args))
+    document = Validated(RSL_V1, content_type="application/rsl+xml")
+    site = serve(robots_naming_license, routes={LICENSE: document})
+    about, article = f"{site.url}/about", f"{site.url}/articles/1"
+    fleet = {"ROBOTSTXT_CACHE_STORAGE": "scrapy_robots.fleet.RedisRobotsStorage", "ROBOTSTXT_REDIS_URL": redis.url}
+    await steps([about], ROBOTSTXT_USAGE=["train-ai"], **fleet)
+    assert len(parses) == 1
+    await wait(1.1)  # past the document's lifetime: the fleet's record is expired, still kept
+    second = await steps([article, about], ROBOTSTXT_USAGE=["train-ai"], **fleet)
+    assert document.asked == [(None, None), ('"v1"', LM1), ('"v1"', LM1)]
+    assert (document.full, document.not_modified) == (1, 2)
+    # The stored body read once (this crawler held no rules), and no read for either 304.
+    assert len(parses) == 2
+    assert stat(second, "robotstxt/rsl/revalidated") == 2
+    assert second.spider.downloaded == [about] and set(second.spider.ignored) == {article}
