@@ -183,8 +183,17 @@ def public_keys(path: str | os.PathLike[str]) -> dict[str, Ed25519PublicKey]:
     except ValueError as exc:
         raise KeyFileError(f"{name!r} is not valid JSON ({exc})") from None
     entries = found.get("keys") if isinstance(found, dict) and "keys" in found else [found]
+    keys = ed25519_keys(entries if isinstance(entries, list) else [], name)
+    if not keys:
+        raise KeyFileError(f"{name!r} holds no Ed25519 key (a JWK, a JWK Set, a PEM key)")
+    return keys
+
+
+def ed25519_keys(entries: list[Any], name: str = "") -> dict[str, Ed25519PublicKey]:
+    """The Ed25519 public keys among the JWKs ``entries`` (a JWK Set's ``keys``), by
+    thumbprint; other keys are skipped."""
     keys: dict[str, Ed25519PublicKey] = {}
-    for entry in entries if isinstance(entries, list) else ():
+    for entry in entries:
         if not isinstance(entry, dict) or entry.get("kty") != "OKP" or entry.get("crv") != "Ed25519":
             continue
         if isinstance(entry.get("x"), str):
@@ -197,8 +206,6 @@ def public_keys(path: str | os.PathLike[str]) -> dict[str, Ed25519PublicKey]:
         else:
             continue
         keys[thumbprint(public_jwk(key))] = key
-    if not keys:
-        raise KeyFileError(f"{name!r} holds no Ed25519 key (a JWK, a JWK Set, a PEM key)")
     return keys
 
 
