@@ -74,3 +74,60 @@ def test_without_a_key_or_with_a_bad_one(robots_key, tmp_path: Path):
     (tmp_path / "bad.pem").write_text("not a key")
     bad = robots_key("--key", "bad.pem")
     assert bad.returncode == 2 and "neither a PEM key nor a JWK" in bad.stderr
+
+
+def test_one_directory_for_a_fleet_of_keys(robots_key, tmp_path: Path):
+    # Each crawler of a fleet makes its own key; the operator lists their public halves
+    # in the one directory (--with: a public JWK, a PEM, a directory printed before), the
+    # crawl's key first, each kid its thumbprint, each key once.
+    for name in ("a.pem", "b.pem", "c.pem"):
+        assert robots_key("--make-key", name).returncode == 0
+    a, b, c = (load_key(tmp_path / name) for name in ("a.pem", "b.pem", "c.pem"))
+    (tmp_path / "b.json").write_text(robots_key("--key", "b.pem").stdout)  # b's published directory
+    (tmp_path / "c.pub.json").write_text(json.dumps(c.jwk))  # c's public JWK, no kid
+    shown = robots_key("--key", "a.pem", "--with", "b.json", "--with", "c.pub.json", "--with", "a.pem")
+    assert shown.returncode == 0, shown.stderr
+    listed = json.loads(shown.stdout)["keys"]
+    assert listed == [{**k.jwk, "kid": k.keyid} for k in (a, b, c)]
+    assert all("d" not in entry for entry in listed)
+    (tmp_path / "fleet.json").write_text(shown.stdout)
+    # Each crawler's check says which of the directory's keys is its own.
+    for position, name in enumerate(("a.pem", "b.pem", "c.pem"), 1):
+        checked = robots_key("--key", name, "--check", "fleet.json")
+        own = load_key(tmp_path / name).keyid
+        assert checked.returncode == 0, checked.stderr
+        assert checked.stdout == f"fleet.json: lists the key {own} (key {position} of 3)\n"
+    # A crawler not in it: not listed. A --with that holds no key: one line, status 2.
+    assert robots_key("--make-key", "d.pem").returncode == 0
+    missing = robots_key("--key", "d.pem", "--check", "fleet.json")
+    assert (
+        missing.returncode == 1 and "does not list the key" in missing.stdout and "(3 other key(s))" in missing.stdout
+    )
+    (tmp_path / "empty.json").write_text('{"keys": []}')
+    for bad, said in (("empty.json", "holds no Ed25519 key"), ("nowhere.pem", "cannot be read")):
+        result = robots_key("--key", "a.pem", "--with", bad)
+        assert result.returncode == 2 and result.stdout == ""
+        assert result.stderr.startswith(f"scrapy robots-key: --with: '{bad}'") and said in result.stderr, result.stderr
+
+
+def test_a_fleets_directory_signed_by_the_crawls_key(robots_key, tmp_path: Path):
+    robots_key("--make-key", "a.pem")
+    robots_key("--make-key", "b.pem")
+    a, b = load_key(tmp_path / "a.pem"), load_key(tmp_path / "b.pem")
+    shown = robots_key("--key", "a.pem", "--with", "b.pem", "--authority", "crawler.example", "--body", "d.json")
+    assert shown.returncode == 0, shown.stderr
+    body = (tmp_path / "d.json").read_bytes()
+    assert json.loads(body)["keys"] == [{**k.jwk, "kid": k.keyid} for k in (a, b)]
+    headers = dict(line.split(": ", 1) for line in shown.stdout.splitlines())
+    assert f'keyid="{a.keyid}"' in headers["Signature-Input"]
+    # http-message-signatures checks it (the helper of test_signing_binding.py).
+    from test_signing_binding import verified
+
+    [result] = verified(a, headers, body, "https://crawler.example")
+    assert result.parameters["keyid"] == a.keyid
+
+
+def test_with_and_check_do_not_mix(robots_key, tmp_path: Path):
+    robots_key("--make-key", "a.pem")
+    result = robots_key("--key", "a.pem", "--with", "a.pem", "--check", "d.json")
+    assert result.returncode == 2 and "--with lists more keys in the directory printed" in result.stderr

@@ -268,7 +268,7 @@ def test_the_check_verifies_the_published_vectors(variant):
         VECTOR_AUTHORITY,
         VECTOR_BODY,
         VECTOR_DIGEST,
-    )  # fmt: skip - one import of eight constants
+    )
 
     from scrapy_robots.signing.check import Served, bindings, directory_keys, entries
 
