@@ -377,6 +377,7 @@ class Checked:
     created: int | None = None
     nonce: str | None = None
     agent: str | None = None
+    keyid: str | None = None  #: the key it was signed with, when it verified
 
 
 class SignatureChecked:
@@ -445,4 +446,5 @@ class SignatureChecked:
             request.setResponseCode(403)
             return b"sign your agent"
         seen.ok, seen.created, seen.nonce = True, result.parameters["created"], result.parameters.get("nonce")
+        seen.keyid = result.parameters.get("keyid")
         return self.handler(request)
