@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import pytest_twisted
 from redis_server import free_port
-from servers import Handler, redirect
+from servers import Handler, raw, redirect, reset
 from twisted.internet.utils import getProcessOutputAndValue
 
 from scrapy_robots.signing import make_key
@@ -209,9 +209,17 @@ async def test_a_redirect_is_not_followed(serve, keys, tmp_path):
     assert target.paths() == []
 
 
+CUT_SHORT = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"keys": ['
+
+
+@pytest.mark.parametrize("how", ["closed port", "connection closed without an answer", "body cut short"])
 @pytest_twisted.ensureDeferred
-async def test_a_closed_port_is_unreachable(keys, tmp_path):
-    url = f"http://127.0.0.1:{free_port()}{DIRECTORY_PATH}"
+async def test_an_unreachable_directory_is_one_line(serve, keys, tmp_path, how):
+    if how == "closed port":
+        url = f"http://127.0.0.1:{free_port()}{DIRECTORY_PATH}"
+    else:
+        handler = reset() if how == "connection closed without an answer" else raw(CUT_SHORT)
+        url = serve(lambda request: b"", {DIRECTORY_PATH: handler}).url + DIRECTORY_PATH
     code, out, err = await robots_key(tmp_path, "--key", "crawler.pem", "--check", url)
     assert (code, out) == (2, "")
     assert err.startswith(f"scrapy robots-key: {url}: unreachable (") and err.count("\n") == 1, err

@@ -11,6 +11,7 @@ dependency, and a directory binding needs two components, not a general verifier
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import re
 import time
@@ -90,13 +91,17 @@ def fetch(url: str, timeout: float = FETCH_TIMEOUT, cap: int = MAX_DIRECTORY_BYT
         where = exc.headers.get("Location") if exc.headers else None
         to = f" to {where}: a verifier follows no redirect, serve the directory at this URL" if where else ""
         raise DirectoryError(f"{url}: answered {exc.code} {exc.reason}{to}") from None
-    except (urllib.error.URLError, OSError) as exc:
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:  # refused, timed out, cut short
         reason = getattr(exc, "reason", exc)
         raise DirectoryError(f"{url}: unreachable ({reason})") from None
     if status != 200:
         raise DirectoryError(f"{url}: answered {status}, not 200")
     if len(body) > cap:
         raise DirectoryError(f"{url}: the body is over {cap} bytes: not a key directory")
+    # read(n) returns what came before the connection closed: a short body is no error to it.
+    declared = message.get("Content-Length", "")
+    if declared.isdigit() and len(body) < int(declared):
+        raise DirectoryError(f"{url}: unreachable (the body was cut short: {len(body)} of {declared} bytes)")
     headers: dict[str, str] = {}
     for name, value in message.items():
         key = name.lower()
