@@ -5,6 +5,7 @@ and each kind of bad key file refused with what is wrong."""
 
 from __future__ import annotations
 
+import base64
 import datetime
 import json
 import time
@@ -285,3 +286,41 @@ def test_make_key_never_overwrites(tmp_path):
     with pytest.raises(FileExistsError):
         make_key(path)
     assert load_key(path).keyid == first.keyid
+
+
+class CountingKey:
+    """A key that counts its signatures (the signer's memo is seen by what it signs)."""
+
+    def __init__(self, key: SigningKey):
+        self.key, self.keyid, self.signed = key, key.keyid, 0
+
+    def sign(self, data: bytes) -> bytes:
+        self.signed += 1
+        return self.key.sign(data)
+
+
+def test_without_a_nonce_one_signature_per_base_and_second_each_verified(key):
+    # Ed25519 is deterministic: the same base signed again gives the same bytes, so a signer
+    # without a nonce signs each base once in its second. Every header still verifies.
+    counting = CountingKey(key)
+    signer = RequestSigner(counting, "https://c.example/d", ("@authority",), nonce=False)
+    now = float(int(time.time()))
+    a1 = signer.headers("GET", "https://a.example/1", now)
+    a2 = signer.headers("GET", "https://a.example/2", now + 0.5)  # another path: not covered
+    b1 = signer.headers("GET", "https://b.example/1", now + 0.6)  # another host
+    a3 = signer.headers("GET", "https://a.example/3", now + 1.0)  # the next second
+    assert a1 == a2 and a1 != b1 and a1 != a3
+    assert "nonce" not in a1["Signature-Input"]
+    assert counting.signed == 3
+    base = signer.base("GET", "https://a.example/1", signer.params(int(now), int(now) + 300, None)).encode()
+    assert a1["Signature"] == f"sig1=:{base64.b64encode(key.sign(base)).decode()}:"  # what signing anew makes
+    for url, headers in (("https://a.example/2", a2), ("https://b.example/1", b1), ("https://a.example/3", a3)):
+        assert verify(key, "GET", url, headers)
+    # Covering the path, each path is its own base; with a nonce (the default) every request is.
+    paths = RequestSigner(counting, "https://c.example/d", ("@authority", "@path"), nonce=False)
+    assert paths.headers("GET", "https://a.example/1", now) != paths.headers("GET", "https://a.example/2", now)
+    assert paths.headers("GET", "https://a.example/1", now) == paths.headers("GET", "https://a.example/1", now)
+    counting.signed = 0
+    default = RequestSigner(counting, "https://c.example/d", ("@authority",))
+    assert default.headers("GET", "https://a.example/1", now) != default.headers("GET", "https://a.example/1", now)
+    assert counting.signed == 2

@@ -277,3 +277,16 @@ xGLvBJcfm5YNEEuafR/9A6uNnY+9LI2cVrJ9aHnWYkEqtjiixbdDEQJAIjCQ42l9
 KvCprc83mjtP3A==
 -----END PRIVATE KEY-----
 """
+
+
+@pytest_twisted.ensureDeferred
+async def test_without_a_nonce_each_request_verifies_and_carries_none(serve, key):
+    # ROBOTSTXT_SIGNATURE_NONCE = False with the host alone covered: the requests of one
+    # second share a signature (made once); each still verifies at the site.
+    site = signed_site(serve, key)
+    urls = [f"{site.url}/a", f"{site.url}/b", f"{site.url}/c"]
+    settings = signing(key, ROBOTSTXT_SIGNATURE_NONCE=False, ROBOTSTXT_SIGNATURE_COMPONENTS=["@authority"])
+    crawler = await crawl(urls, **settings)
+    assert refused(site) == [] and sorted(crawler.spider.downloaded) == urls
+    assert [c.nonce for c in site.checked] == [None] * 4  # robots.txt and the three pages
+    assert stat(crawler, "robotstxt/signature/signed") == 4

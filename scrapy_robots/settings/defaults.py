@@ -201,6 +201,7 @@ DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
         "ROBOTSTXT_SIGNATURE_EXPIRES": 300,
         "ROBOTSTXT_SIGNATURE_COMPONENTS": ("@authority", "@method", "@path"),
         "ROBOTSTXT_SIGNATURE_ONLY_WHEN_ASKED": False,
+        "ROBOTSTXT_SIGNATURE_NONCE": True,
     }
 )
 

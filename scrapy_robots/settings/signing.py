@@ -33,6 +33,10 @@ class SigningConfig:
     #: ROBOTSTXT_SIGNATURE_ONLY_WHEN_ASKED: sign a site's requests only once it asked
     #: (401, 403 or 429 with Accept-Signature), the asking request sent again, signed
     only_when_asked: bool = False
+    #: ROBOTSTXT_SIGNATURE_NONCE: a random nonce in each signature; without one, requests whose
+    #: signature bases are the same (one host, one second, the components covering no path)
+    #: share one signature, made once
+    nonce: bool = True
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SigningConfig | None:
@@ -59,6 +63,7 @@ class SigningConfig:
             expires=int(expires),
             components=_components(settings),
             only_when_asked=read_bool(settings, "ROBOTSTXT_SIGNATURE_ONLY_WHEN_ASKED"),
+            nonce=read_bool(settings, "ROBOTSTXT_SIGNATURE_NONCE"),
         )
 
 

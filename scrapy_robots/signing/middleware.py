@@ -50,7 +50,7 @@ class SigningMiddleware:
 
     def __init__(self, crawler: Crawler, config: SigningConfig, key: SigningKey):
         self.stats = crawler.stats
-        self.signer = RequestSigner(key, config.agent, config.components, config.expires)
+        self.signer = RequestSigner(key, config.agent, config.components, config.expires, nonce=config.nonce)
         self.only_when_asked = config.only_when_asked
         #: the authorities that asked for a signature (ROBOTSTXT_SIGNATURE_ONLY_WHEN_ASKED)
         self.asked: set[str] = set()

@@ -3,7 +3,10 @@
 
 What does not change from one request to the next (the covered components, the agent's
 member, the key's id) is written once, when the signer is made; a request costs a URL
-split, a nonce and one Ed25519 signature.
+split, a nonce and one Ed25519 signature. Without a nonce (``ROBOTSTXT_SIGNATURE_NONCE =
+False``), a request whose signature base is one the signer signed within the same second
+(same host, and path if covered) gets the same signature without signing again: Ed25519 is
+deterministic (RFC 8032 5.1.6), so it is the signature a new signing would make.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ DEFAULT_COMPONENTS: Final = ("@authority", "@method", "@path")
 COMPONENTS: Final = tuple(DERIVED)
 #: The ``alg`` parameter of an Ed25519 signature (IANA HTTP Signature Algorithms).
 ALG: Final = "ed25519"
+#: Signatures remembered for one second, without a nonce: at most this many bases.
+MEMO_SIZE: Final = 4096
 #: The three headers, as the request carries them.
 HEADERS: Final = ("Signature-Agent", "Signature-Input", "Signature")
 
@@ -48,6 +53,7 @@ class RequestSigner:
         label: str = LABEL,
         member: str | None = None,
         alg: bool = True,
+        nonce: bool = True,
     ):
         unknown = [name for name in components if name not in DERIVED]
         if unknown:
@@ -68,6 +74,10 @@ class RequestSigner:
             self.agent_header = f"{self.member}={value}"
             self._agent = (f'"signature-agent";key={sf_string(self.member or label)}', value)
         self._alg = alg
+        self.nonce = nonce
+        #: without a nonce: the second the memo is for, and base -> its signature in that second
+        self._memo_second = -1
+        self._memo: dict[bytes, bytes] = {}
 
     def params(self, created: int, expires: int, nonce: str | None) -> str:
         """``@signature-params`` for these times and nonce, in the vectors' order."""
@@ -91,7 +101,8 @@ class RequestSigner:
     def sign(self, method: str, url: str, created: int, expires: int, nonce: str | None) -> dict[str, str]:
         """The three headers of a request signed at ``created``, valid until ``expires``."""
         params = self.params(created, expires, nonce)
-        signature = self.key.sign(self.base(method, url, params).encode("ascii"))
+        base = self.base(method, url, params).encode("ascii")
+        signature = self._signature(base, created) if nonce is None else self.key.sign(base)
         headers = {
             "Signature-Input": f"{self.label}={params}",
             "Signature": f"{self.label}=:{base64.b64encode(signature).decode('ascii')}:",
@@ -100,7 +111,20 @@ class RequestSigner:
             headers["Signature-Agent"] = self.agent_header
         return headers
 
+    def _signature(self, base: bytes, created: int) -> bytes:
+        """The signature of ``base`` (no nonce in it): made once per base in its second."""
+        if created != self._memo_second:
+            self._memo_second = created
+            self._memo = {}
+        signature = self._memo.get(base)
+        if signature is None:
+            signature = self.key.sign(base)
+            if len(self._memo) < MEMO_SIZE:
+                self._memo[base] = signature
+        return signature
+
     def headers(self, method: str, url: str, now: float) -> dict[str, str]:
-        """The three headers of a request sent now: a new nonce, valid ``expires`` seconds."""
+        """The three headers of a request sent now: a new nonce (unless the signer has
+        none), valid ``expires`` seconds."""
         created = int(now)
-        return self.sign(method, url, created, created + self.expires, new_nonce())
+        return self.sign(method, url, created, created + self.expires, new_nonce() if self.nonce else None)
