@@ -290,3 +290,22 @@ async def test_without_a_nonce_each_request_verifies_and_carries_none(serve, key
     assert refused(site) == [] and sorted(crawler.spider.downloaded) == urls
     assert [c.nonce for c in site.checked] == [None] * 4  # robots.txt and the three pages
     assert stat(crawler, "robotstxt/signature/signed") == 4
+
+
+def test_only_a_crawl_that_signs_where_asked_hears_the_answers(key):
+    # Each answer passes every process_response in the chain: the signer has one only when
+    # it must hear a site ask; a project's subclass keeps its own methods either way.
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_robots.signing.middleware import AskedSigningMiddleware, SigningMiddleware
+
+    class OwnSigner(SigningMiddleware):
+        def own(self) -> str:
+            return "mine"
+
+    for asked in (False, True):
+        crawler = get_crawler(settings_dict={**signing(key), "ROBOTSTXT_SIGNATURE_ONLY_WHEN_ASKED": asked})
+        plain, own = SigningMiddleware.from_crawler(crawler), OwnSigner.from_crawler(crawler)
+        assert hasattr(plain, "process_response") is asked and hasattr(own, "process_response") is asked
+        assert isinstance(plain, AskedSigningMiddleware) is asked and isinstance(own, OwnSigner)
+        assert own.own() == "mine"

@@ -82,7 +82,14 @@ class SigningMiddleware:
                     f"ROBOTSTXT_SIGNATURE_KEY: {exc}. Give an Ed25519 private key (PEM or JWK); make one with "
                     f"`{MAKE_KEY}`"
                 ) from None
-            return cls(crawler, config, key)
+            # Only a crawl that signs where asked hears the answers: a process_response in
+            # every crawl cost each answer Scrapy's dispatch of it (a share of the signature).
+            kind: type[SigningMiddleware] = cls
+            if config.only_when_asked and not issubclass(cls, AskedSigningMiddleware):
+                # A project's subclass keeps its own methods, with the answers heard.
+                mixed = (AskedSigningMiddleware, cls)
+                kind = AskedSigningMiddleware if cls is SigningMiddleware else type(cls.__name__, mixed, {})
+            return kind(crawler, config, key)  # type: ignore[return-value]
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         headers = request.headers
@@ -97,12 +104,20 @@ class SigningMiddleware:
             headers[name] = value
         self.signed += 1
 
+    def _spider_closed(self) -> None:
+        if self.signed:
+            self.stats.inc_value("robotstxt/signature/signed", self.signed)
+
+
+class AskedSigningMiddleware(SigningMiddleware):
+    """``SigningMiddleware`` with ``ROBOTSTXT_SIGNATURE_ONLY_WHEN_ASKED``: it hears the
+    answers, and a site that asks is signed from then on (``from_crawler`` makes it)."""
+
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Request | Response:
         if (
-            not self.only_when_asked
-            or response.status not in ASKING_STATUSES
+            response.status not in ASKING_STATUSES
             or b"Accept-Signature" not in response.headers
             or request.meta.get(ASKED_META)  # sent again once already: its answer stands
             or b"Signature-Input" in request.headers  # signed already
@@ -117,7 +132,3 @@ class SigningMiddleware:
             )
         self.stats.inc_value("robotstxt/signature/asked")
         return request.replace(dont_filter=True, meta={**request.meta, ASKED_META: True})
-
-    def _spider_closed(self) -> None:
-        if self.signed:
-            self.stats.inc_value("robotstxt/signature/signed", self.signed)
