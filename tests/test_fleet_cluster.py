@@ -18,7 +18,7 @@ from fleet import start_crawler
 from redis_cluster import RedisCluster
 from scrapy.utils.defer import deferred_from_coro
 from servers import SiteServer, body
-from test_fleet_pace import dealt
+from test_fleet_pace import OUTAGE_MARGIN, dealt
 from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 from twisted.internet.task import deferLater
@@ -162,7 +162,8 @@ async def test_a_node_killed_and_restarted_mid_crawl(serve, cluster):
     pages = 60
     sites = on_different_nodes(cluster, serve, delay, 2)
     urls = [f"{site.url}/p{i}" for i in range(pages) for site in sites]
-    handles = [start_crawler(share, cluster.url, **CLUSTER, **OWN_QUEUE, **FEW) for share in dealt(urls, 2)]
+    margin = {"ROBOTSTXT_FLEET_PACING_MARGIN": OUTAGE_MARGIN}  # a crawl through a fault (test_fleet_pace.py)
+    handles = [start_crawler(share, cluster.url, **CLUSTER, **OWN_QUEUE, **FEW, **margin) for share in dealt(urls, 2)]
     windows = []
     for n, after in enumerate((6, 2 * pages // 3)):
         while min(len(site.page_hits()) for site in sites) < after:
