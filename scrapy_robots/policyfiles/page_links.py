@@ -58,7 +58,8 @@ logger = logging.getLogger(__name__)
 #: Meta key of the page's answer from the files it links to: purpose -> ``Preference.as_meta()``.
 META_KEY: Final = "_robotstxt_linked"
 
-#: Sites remembered as said (located): one INFO line each, then DEBUG-free silence.
+#: (file, site) pairs remembered as located, each said once at INFO; past this many a site
+#: located later may be said again (the memory stays bounded on a broad crawl).
 SAID_AT_MOST: Final = 100_000
 #: The crawl's books of preference files, by crawler (the robots.txt middleware registers them).
 _BOOKS: WeakKeyDictionary[Any, tuple[PolicyBook, ...]] = WeakKeyDictionary()
@@ -70,7 +71,7 @@ def register(crawler: Crawler, books: tuple[PolicyBook, ...]) -> None:
 
 
 def reads_page_links(config: RobotsConfig) -> bool:
-    """Whether a file the crawl reads may be named by a page (the add-on's test)."""
+    """Whether a file the crawl reads may be named by a page (else this middleware is off)."""
     return config.rsl
 
 
