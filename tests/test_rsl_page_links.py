@@ -202,11 +202,12 @@ async def test_the_record_and_scrapy_robots_page_name_the_linked_license(serve, 
         {"/articles/1": html(head=HEAD), "/about": html(head=HEAD), LICENSE: body(xml("scope.xml"))},
     )
     folder = tmp_path / "record"
-    await link_crawl(
+    crawler = await link_crawl(
         [f"{site.url}/articles/1", f"{site.url}/about"],
         ROBOTSTXT_RECORD=str(folder),
         ROBOTSTXT_RECORD_FORMAT="jsonl",
     )
+    assert stat(crawler, "robotstxt/rsl/page_link/located") == 1  # two pages name it: located once
     [row] = [row for row in Record([folder]).pages if row["url"] == f"{site.url}/articles/1"]
     text = json.dumps(row)
     assert "license link" in text and "not-licensed" in text, row

@@ -58,9 +58,6 @@ logger = logging.getLogger(__name__)
 #: Meta key of the page's answer from the files it links to: purpose -> ``Preference.as_meta()``.
 META_KEY: Final = "_robotstxt_linked"
 
-#: (file, site) pairs remembered as located, each said once at INFO; past this many a site
-#: located later may be said again (the memory stays bounded on a broad crawl).
-SAID_AT_MOST: Final = 100_000
 #: The crawl's books of preference files, by crawler (the robots.txt middleware registers them).
 _BOOKS: WeakKeyDictionary[Any, tuple[PolicyBook, ...]] = WeakKeyDictionary()
 
@@ -84,7 +81,6 @@ class PageLinksMiddleware:
         self.config = config
         self.stats = crawler.stats
         self._books: tuple[PolicyBook, ...] | None = None
-        self._said: set[tuple[str, str]] = set()  #: (file, site) located and said
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -129,11 +125,7 @@ class PageLinksMiddleware:
         return response
 
     def _located(self, file: PreferenceFile, site: str, url: str, response: Response) -> None:
-        """Said and counted once per site (the pages after it link to it too, as a rule)."""
-        if (file.name, site) in self._said:
-            return
-        if len(self._said) < SAID_AT_MOST:
-            self._said.add((file.name, site))
+        """Said and counted once per site: only the first page that names the file locates it."""
         key = f"{file.stats}/page_link/located"
         self.stats.inc_value(key)
         logger.info(
