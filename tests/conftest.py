@@ -44,9 +44,6 @@ LANES = {
     "tests/test_fleet_inprocess.py": "fleet-a",
     "tests/test_fleet_cluster_failover.py": "fleet-a",
     "tests/test_fleet_cluster.py": "fleet-a",
-    # Three or four crawler processes each, no gap measured: in a lane, not beside two pace tests.
-    "tests/test_fleet_rsl.py": "fleet-a",
-    "tests/test_fleet_signing.py": "fleet-a",
     "tests/test_fleet_pace.py": "fleet-b",
     "tests/test_fleet_backoff.py": "fleet-b",
     "tests/test_bench_fleet_faults.py": "fleet-b",
