@@ -14,10 +14,11 @@ import logging
 from pathlib import Path
 
 import pytest_twisted
-from crawling import RecordingSpider, crawl, stat
+from crawling import crawl, stat
 from scrapy import Request
 from servers import body, body_later, sequence
 from test_command_page import answers
+from test_usage_crawl import ItemSpider
 
 from scrapy_robots.record.reader import Record
 
@@ -40,20 +41,14 @@ def html(head: str = "", links: tuple[str, ...] = (), headers: dict[str, str] | 
     return body(text, headers={"Content-Type": "text/html", **(headers or {})})
 
 
-class LinkSpider(RecordingSpider):
-    """One item per page, the preferences each response carries recorded; follows the
-    page's anchors."""
+class LinkSpider(ItemSpider):
+    """test_usage_crawl's spider (one item per page, the preferences recorded) that also
+    follows the page's anchors."""
 
     name = "links"
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.tags: dict[str, dict] = {}
-
     def parse(self, response):
-        super().parse(response)
-        self.tags[response.url] = response.meta.get("robotstxt_usage")
-        yield {"url": response.url}
+        yield from super().parse(response)
         for href in response.css("a::attr(href)").getall():
             yield Request(response.urljoin(href), callback=self.parse, errback=self.errback)
 
