@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis_server import PACE_NICE
 
 _HERE = Path(__file__).resolve().parent
 
@@ -73,16 +74,28 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 # Under pytest-xdist, the tests marked `timing` (they assert on a real clock: gaps at a
 # site, seconds to stop) run at the normal CPU priority and every other test at a lower
 # one (nice 10, its processes too), so that a worker busy parsing or starting `scrapy`
-# processes does not make another worker's crawl late. Only where the priority can be
+# processes does not make another worker's crawl late. The fleet's pace tests (the timing
+# tests of a fleet lane) run higher still (nice -10), with the Redis servers they talk to
+# (redis_server.py starts every server there, whichever test starts it): their two to four
+# crawler processes keep one pace through Redis, and a start 100 ms late at the site reads
+# as a gap under the Crawl-delay; the other timing tests (`scrapy` processes started and
+# stopped) each wait on one process of their own. Only where the priority can be
 # raised again (root, or CAP_SYS_NICE); elsewhere every test runs at the priority given.
 _NICE = 10
 _RENICE = bool(os.environ.get("PYTEST_XDIST_WORKER")) and hasattr(os, "setpriority") and os.geteuid() == 0
 
 
+def _niceness(item: pytest.Item) -> int:
+    if item.get_closest_marker("timing") is None:
+        return _NICE
+    if LANES.get(item.nodeid.split("::", 1)[0], "").startswith("fleet"):
+        return PACE_NICE
+    return 0
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if _RENICE:
-        base = 0 if item.get_closest_marker("timing") else _NICE
-        os.setpriority(os.PRIO_PROCESS, 0, base)
+        os.setpriority(os.PRIO_PROCESS, 0, _niceness(item))
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 
 import redis as redis_py
-from redis_server import RedisServer
+from redis_server import RedisServer, at_pace_priority
 
 SERVICE = "mymaster"
 #: Short, so that a test's failover takes seconds: the primary is down for the Sentinels
@@ -49,7 +49,10 @@ class SentinelServer(RedisServer):
                     f"sentinel failover-timeout {SERVICE} {FAILOVER_TIMEOUT_MS}\n"
                 )
         self.process = subprocess.Popen(
-            [binary, config, "--sentinel"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            [binary, config, "--sentinel"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=at_pace_priority,
         )
 
 
