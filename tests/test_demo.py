@@ -32,7 +32,10 @@ def test_make_demo():
     assert "127.0.0.16  (AI usage preferences): 5 fetched, 2 denied" in output, output[-3000:]
     assert "robotstxt/usage" not in output, output[-3000:]
     gap = re.search(r"smallest gap measured at the server ([0-9.]+)s", output)
-    assert gap is not None and float(gap.group(1)) >= 0.99, output[-3000:]  # Crawl-delay: 1 held
+    # Crawl-delay: 1 held: Scrapy's slot starts requests a delay apart; at the server, within
+    # the suite's 5 % (test_fleet_pace.SHORT) for the time a request takes to arrive, which
+    # varies by tens of milliseconds on a loaded machine (0.99 failed a clean clone's run).
+    assert gap is not None and float(gap.group(1)) >= 0.95, (gap and gap.group(0), output[-3000:])
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")

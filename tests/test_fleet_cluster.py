@@ -18,7 +18,7 @@ from fleet import start_crawler
 from redis_cluster import RedisCluster
 from scrapy.utils.defer import deferred_from_coro
 from servers import SiteServer, body
-from test_fleet_pace import OUTAGE_MARGIN, dealt
+from test_fleet_pace import LOADED_MARGIN, dealt
 from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 from twisted.internet.task import deferLater
@@ -121,7 +121,7 @@ async def test_two_crawlers_share_robots_and_pace_across_the_cluster_nodes(serve
     delay = 0.3
     sites = on_different_nodes(cluster, serve, delay, 3)
     urls = [f"{site.url}/p{i}" for site in sites for i in range(8)] + [f"{s.url}/private" for s in sites]
-    settings = {**CLUSTER, "ROBOTSTXT_REDIS_URL": cluster.url}
+    settings = {**CLUSTER, "ROBOTSTXT_REDIS_URL": cluster.url, "ROBOTSTXT_FLEET_PACING_MARGIN": LOADED_MARGIN}
     handles = [start_crawler(urls[::2], redis.url, **settings), start_crawler(urls[1::2], redis.url, **settings)]
     results = await finished(handles)
     assert sum(len(r["downloaded"]) for r in results) == 24
@@ -162,7 +162,7 @@ async def test_a_node_killed_and_restarted_mid_crawl(serve, cluster):
     pages = 60
     sites = on_different_nodes(cluster, serve, delay, 2)
     urls = [f"{site.url}/p{i}" for i in range(pages) for site in sites]
-    margin = {"ROBOTSTXT_FLEET_PACING_MARGIN": OUTAGE_MARGIN}  # a crawl through a fault (test_fleet_pace.py)
+    margin = {"ROBOTSTXT_FLEET_PACING_MARGIN": LOADED_MARGIN}  # see test_fleet_pace.py
     handles = [start_crawler(share, cluster.url, **CLUSTER, **OWN_QUEUE, **FEW, **margin) for share in dealt(urls, 2)]
     windows = []
     for n, after in enumerate((6, 2 * pages // 3)):

@@ -20,7 +20,7 @@ from redis_cluster import ClusterNode, RedisCluster
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_from_coro
 from servers import body
-from test_fleet_pace import OUTAGE_MARGIN, dealt, robots
+from test_fleet_pace import LOADED_MARGIN, dealt, robots
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, DeferredList
 from twisted.internet.task import deferLater
@@ -258,7 +258,7 @@ async def test_two_crawlers_sharing_every_site_go_through_a_failover_with_one_ou
         "ROBOTSTXT_MAX_WAITING": FRESH_PAGES + 4,
         # As the Sentinel and single-Redis crawls through a fault (test_fleet_pace.py): at the
         # default margin, make test's loaded machine left a 0.37997 s gap at Crawl-delay 0.4.
-        "ROBOTSTXT_FLEET_PACING_MARGIN": OUTAGE_MARGIN,
+        "ROBOTSTXT_FLEET_PACING_MARGIN": LOADED_MARGIN,
     }
     handles = [
         start_crawler(first + share, cluster.url, **settings)

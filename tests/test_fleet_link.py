@@ -18,6 +18,7 @@ from fleet import start_crawler
 from redis.exceptions import ConnectionError as RedisConnectionError
 from scrapy.utils.defer import deferred_from_coro
 from servers import body
+from test_fleet_pace import LOADED_MARGIN
 from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 from twisted.internet.task import deferLater
@@ -354,6 +355,7 @@ async def test_the_fleet_pace_is_back_within_two_seconds_of_redis_answering(serv
         "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter",
         "CONCURRENT_REQUESTS": 6,
         "ROBOTSTXT_MAX_WAITING": 0,
+        "ROBOTSTXT_FLEET_PACING_MARGIN": LOADED_MARGIN,  # see test_fleet_pace.py
     }
     handles = [start_crawler(urls, redis.url, **settings) for urls in halves]
     windows: list[tuple[str, float, float]] = []

@@ -29,14 +29,18 @@ OWN_QUEUE = {"SCHEDULER": "scrapy.core.scheduler.Scheduler", "DUPEFILTER_CLASS":
 FEW = {"CONCURRENT_REQUESTS": 4, "ROBOTSTXT_MAX_WAITING": 0}
 SHORT = 0.95  # a gap under 95 % of the delay is short
 TOLERATED = 0.03  # of the gaps in a window
-#: ROBOTSTXT_FLEET_PACING_MARGIN for the crawls that go through an outage. While Redis is
-#: away each crawler keeps its turns by its own estimate of Redis's clock, read from
-#: answers a loaded event loop sees late; at the default margin (0.05 s) a gap at
-#: Crawl-delay 0.4 had 70 ms of room above 0.95 x the delay, and `make test` (6 workers
-#: and the crawler processes on 2 cores) took it in about one run in two (0.37-0.38 s
-#: gaps inside outage windows). The margin is the setting for such a machine; what is
-#: asserted at the site (no gap under 0.95 x the delay) is unchanged.
-OUTAGE_MARGIN = 0.1
+#: ROBOTSTXT_FLEET_PACING_MARGIN of the crawls of two crawlers or more whose gaps are
+#: asserted at the site. The guarantee holds while the margin exceeds the crawlers' worst
+#: stall between a start's wake-up and its request reaching the server (docs/fleet.rst,
+#: "The guarantee"), and `make test` is such a machine: 6 workers beside the crawler
+#: processes on 2 cores. At the default (0.05 s) a gap at Crawl-delay 0.4 had 70 ms of room
+#: above 0.95 x the delay, taken in about one run in two (0.37-0.38 s gaps); at 0.1, clean
+#: clones' runs still saw starts 110 to 190 ms late (gaps of 0.24 s at Crawl-delay 0.3,
+#: 0.31-0.36 s at 0.4; three sites short at the same instant: one crawler's event loop
+#: late), and late wake-ups (past half the margin) that take the next turn halved a site's
+#: rate after an outage. What is asserted at the site (no gap under 0.95 x the delay) is
+#: unchanged; the fleet benchmark measures the default margin on a quiet machine.
+LOADED_MARGIN = 0.2
 
 
 def sleep(seconds: float):
@@ -141,7 +145,7 @@ async def test_redis_outage_the_fleet_keeps_its_pace(serve, redis):
 
     delay = 0.4
     sites, windows, results = await crawl_with_faults(
-        serve, redis, stop, restart, delay=delay, ROBOTSTXT_FLEET_PACING_MARGIN=OUTAGE_MARGIN
+        serve, redis, stop, restart, delay=delay, ROBOTSTXT_FLEET_PACING_MARGIN=LOADED_MARGIN
     )
     assert sum(len(r["downloaded"]) for r in results) == 72
     for n, (began, ended) in enumerate(windows):
@@ -154,7 +158,7 @@ async def test_redis_outage_the_fleet_keeps_its_pace(serve, redis):
     # fault (or the crawl's end), at most 1.5 intervals.
     for site in sites:
         back = sorted(gaps_between(starts(site), windows[0][1] + 2, windows[1][0]))
-        assert back and back[len(back) // 2] <= 1.5 * (delay + OUTAGE_MARGIN), back
+        assert back and back[len(back) // 2] <= 1.5 * (delay + LOADED_MARGIN), back
     assert all("is unreachable" in r["log"] for r in results)
     assert all(r["stats"].get("robotstxt/fleet/outage_paced", 0) > 0 for r in results), [r["stats"] for r in results]
 
@@ -261,7 +265,7 @@ async def test_a_redis_restart_while_a_robots_txt_is_in_flight(serve, redis):
         **OWN_QUEUE,
         "CONCURRENT_REQUESTS": 4 + len(fresh),
         "ROBOTSTXT_MAX_WAITING": fresh_pages + 4,
-        "ROBOTSTXT_FLEET_PACING_MARGIN": OUTAGE_MARGIN,
+        "ROBOTSTXT_FLEET_PACING_MARGIN": LOADED_MARGIN,
     }
     handles = [
         start_crawler(first + share, redis.url, **settings)

@@ -21,7 +21,7 @@ from redis_server import RedisServer
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_from_coro
 from servers import body
-from test_fleet_pace import OUTAGE_MARGIN, OWN_QUEUE, dealt, robots
+from test_fleet_pace import LOADED_MARGIN, OWN_QUEUE, dealt, robots
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, DeferredList
 from twisted.internet.task import deferLater
@@ -264,7 +264,7 @@ async def test_a_fleet_crawl_through_two_failovers_keeps_its_pace_and_its_robots
         # refuses connections at once: the failover does not wait for this timeout.
         "ROBOTSTXT_REDIS_TIMEOUT": 2.0,
         # The outage's turns kept by each crawler's estimate of Redis's clock (test_fleet_pace.py).
-        "ROBOTSTXT_FLEET_PACING_MARGIN": OUTAGE_MARGIN,
+        "ROBOTSTXT_FLEET_PACING_MARGIN": LOADED_MARGIN,
     }
     handles = [
         start_crawler(first + share, NOWHERE, **settings)

@@ -29,8 +29,10 @@ V1 = "User-agent: *\nDisallow: /b\n"
 V2 = "User-agent: *\nDisallow: /a\n"
 LM1 = "Wed, 21 Oct 2015 07:28:00 GMT"
 LM2 = "Thu, 22 Oct 2015 07:28:00 GMT"
-#: every request after the first finds its site's entry expired
-TTL = {"ROBOTSTXT_CACHE_TTL": 1.0}
+#: every request after the first finds its site's entry expired: a step comes ``pause`` after
+#: the one before, the entry expires TTL after its download ended (a loaded machine's
+#: download of 0.2 s left the 0.2 s of room of a 1.0 s TTL and a 1.2 s pause: a refresh missed)
+TTL = {"ROBOTSTXT_CACHE_TTL": 0.5}
 WELL_KNOWN = "/.well-known/tdmrep.json"
 USAGE_MW = {"scrapy_robots.spidermw.UsageMiddleware": 100}
 
@@ -39,7 +41,7 @@ class Steps(RecordingSpider):
     """Its URLs one after the other, ``pause`` seconds apart (longer than the TTL); a
     callable among them is run at its turn (a server changes its file)."""
 
-    pause = 1.2
+    pause = 1.5
 
     async def start(self):
         for step in self.urls:
@@ -213,7 +215,7 @@ async def test_a_second_crawler_of_the_fleet_revalidates_with_the_validators_fro
     site = serve(robots)
     fleet = {"ROBOTSTXT_CACHE_STORAGE": "scrapy_robots.fleet.RedisRobotsStorage", "ROBOTSTXT_REDIS_URL": redis.url}
     first = await steps([f"{site.url}/a"], **fleet)
-    await wait(1.1)  # past the entry's lifetime: the fleet's record is expired, still kept
+    await wait(1.0)  # past the entry's lifetime: the fleet's record is expired, still kept
     second = await steps([f"{site.url}/b", f"{site.url}/a"], **fleet)
     assert robots.asked == [(None, None), ('"v1"', LM1), ('"v1"', LM1)]
     assert (robots.full, robots.not_modified) == (1, 2)
@@ -230,7 +232,7 @@ async def test_a_resumed_jobdir_crawl_revalidates_the_files_it_kept(serve, tmp_p
     site = serve(robots)
     jobdir = str(tmp_path / "job")
     await steps([f"{site.url}/a"], JOBDIR=jobdir)
-    await wait(1.1)
+    await wait(1.0)
     second = await steps([f"{site.url}/b", f"{site.url}/c"], JOBDIR=jobdir)
     assert robots.asked == [(None, None), ('"v1"', LM1), ('"v1"', LM1)]
     assert stat(second, "robotstxt/parsed") == 0
@@ -382,7 +384,7 @@ async def test_a_second_crawler_revalidates_the_rsl_document_from_redis_and_read
     fleet = {"ROBOTSTXT_CACHE_STORAGE": "scrapy_robots.fleet.RedisRobotsStorage", "ROBOTSTXT_REDIS_URL": redis.url}
     await steps([about], ROBOTSTXT_USAGE=["train-ai"], **fleet)
     assert len(parses) == 1
-    await wait(1.1)  # past the document's lifetime: the fleet's record is expired, still kept
+    await wait(1.0)  # past the document's lifetime: the fleet's record is expired, still kept
     second = await steps([article, about], ROBOTSTXT_USAGE=["train-ai"], **fleet)
     assert document.asked == [(None, None), ('"v1"', LM1), ('"v1"', LM1)]
     assert (document.full, document.not_modified) == (1, 2)
