@@ -52,8 +52,8 @@ class SentinelServer(RedisServer):
             [binary, config, "--sentinel"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            preexec_fn=at_pace_priority,
         )
+        at_pace_priority(self.process)
 
 
 class SentinelGroup:

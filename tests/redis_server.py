@@ -16,11 +16,15 @@ import time
 PACE_NICE = -10
 
 
-def at_pace_priority() -> None:
-    """``preexec_fn`` of a server's process: the pace tests' priority, where it can be set
-    (root under pytest-xdist, as tests/conftest.py); elsewhere the priority inherited."""
+def at_pace_priority(process: subprocess.Popen[bytes]) -> None:
+    """Give a server's process the pace tests' priority, where it can be set (root under
+    pytest-xdist, as tests/conftest.py); elsewhere it keeps the priority inherited. Set from
+    here, not in a ``preexec_fn``, which is unsafe in a process that runs threads."""
     if os.environ.get("PYTEST_XDIST_WORKER") and os.geteuid() == 0:
-        os.setpriority(os.PRIO_PROCESS, 0, PACE_NICE)
+        try:
+            os.setpriority(os.PRIO_PROCESS, process.pid, PACE_NICE)
+        except ProcessLookupError:  # exited at once (its port taken): start() sees it
+            pass
 
 
 def free_port() -> int:
@@ -81,8 +85,8 @@ class RedisServer:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            preexec_fn=at_pace_priority,
         )
+        at_pace_priority(self.process)
 
     def ping(self) -> bool:
         try:
