@@ -279,6 +279,44 @@ async def test_the_record_notes_each_revalidation_not_a_new_version(serve, tmp_p
     assert record.revalidated_at(site_key, versions[1].fetched_at, checks[1]["t"] - 0.001) is None
 
 
+class LongSteps(Steps):
+    pause = 4.0
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_recording_crawler_asks_for_the_whole_file_a_crawler_that_does_not_record_stored(
+    serve, redis, tmp_path, caplog
+):
+    # A fleet whose first crawler does not record: its entry in Redis has the validators,
+    # not the version. The recording crawler after it decides on that copy (a decision that
+    # names no version: said once, counted), then, at the refresh, asks for the whole file
+    # instead of a 304 that would keep it obeying a version its record cannot name.
+    caplog.set_level(logging.INFO, logger="scrapy_robots")
+    robots = Validated(V1, '"v1"', LM1)
+    site = serve(robots)
+    a, b, c = (f"{site.url}/{path}" for path in "abc")
+    folder = tmp_path / "record"
+    fleet = {"ROBOTSTXT_CACHE_STORAGE": "scrapy_robots.fleet.RedisRobotsStorage", "ROBOTSTXT_REDIS_URL": redis.url}
+    await crawl([a], Steps, ROBOTSTXT_CACHE_TTL=4.0, **fleet)
+    # Restored within the first crawler's 4 s; the next two steps 4 s apart, each past the
+    # lifetime of the copy before it (TTL 0.5 s for the copies this crawler fetches).
+    second = await crawl(
+        [a, b, c], LongSteps, ROBOTSTXT_RECORD=str(folder), ROBOTSTXT_RECORD_FORMAT="jsonl", **{**TTL, **fleet}
+    )
+    # The refresh of the unversioned copy unconditional; the next one, of the copy this
+    # crawler recorded, sends its validators again.
+    assert robots.asked == [(None, None), (None, None), ('"v1"', LM1)]
+    assert (robots.full, robots.not_modified) == (2, 1)
+    assert stat(second, "robotstxt/record/unversioned") == 1
+    said = [r.getMessage() for r in caplog.records if "without its version" in r.getMessage()]
+    assert len(said) == 1 and "ROBOTSTXT_RECORD on every crawler" in said[0], said
+    record = Record([folder])
+    v1 = sha256_of(V1.encode())
+    assert [v.sha256 for v in record.versions[("robots.txt", f"http://{site.host}:{site.port}")]] == [v1]
+    assert [(row["url"], row["robots"]) for row in record.decisions] == [(a, None), (b, v1), (c, v1)]
+    assert second.spider.downloaded == [a, c]
+
+
 #: An entry packed by the release before validators were stored (its version, Content-Type
 #: and body set), and its SQLite record: both read, with no validators.
 OLD_PACKED = bytes.fromhex(

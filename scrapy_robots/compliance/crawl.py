@@ -25,6 +25,7 @@ from scrapy_robots.record import DIRECTIVES, META_KEY, REVALIDATED
 from scrapy_robots.record.version import ROBOTS_TXT, PolicyVersion, response_headers, sha256_of
 from scrapy_robots.record.writer import RecordWriter
 from scrapy_robots.settings.errors import SettingError
+from scrapy_robots.status.policy import Action
 from scrapy_robots.usage import META_KEY as USAGE_META_KEY
 from scrapy_robots.useragent import product_token, request_agent
 
@@ -91,6 +92,7 @@ class ComplianceRecord:
         self.checks: list[dict[str, Any]] = []  #: revalidation rows: a refresh answered 304
         self._soon = CallLaterOnce(self.flush)
         self._tokens: dict[Any, str] = {}
+        self._said_unversioned = False  #: the WARNING of a decision without a version, once a crawl
         self._timer = LoopingCall(self.flush)
         crawler.signals.connect(self._opened, signal=signals.spider_opened)
         crawler.signals.connect(self._closed, signal=signals.spider_closed)
@@ -164,6 +166,8 @@ class ComplianceRecord:
         meta = request.meta
         if entry.version is not None:
             meta[META_KEY] = {"sha256": entry.version, "fetched_at": entry.version_fetched_at, "url": entry.url}
+        elif entry.action is not Action.EXCLUDED:  # an excluded domain's robots.txt is never fetched
+            self._unversioned(entry)
         agent = request_agent(request, self.config.user_agent, self.config.default_user_agent)
         # The answers as decided: the spider middleware writes the page's own into the same
         # meta dicts when the response comes, before or after this batch is written.
@@ -180,6 +184,21 @@ class ComplianceRecord:
         )
         if len(self.decisions) >= self.record.batch:
             self._soon.schedule()  # once, whatever the requests decided before it runs
+
+    def _unversioned(self, entry: RobotsEntry) -> None:
+        """A decision on a copy whose version no crawler recorded: taken from the storage, where
+        a crawler that does not record put it (or an earlier scrapy-robots). Counted; said once."""
+        self.stats.inc_value("robotstxt/record/unversioned")
+        if not self._said_unversioned:
+            self._said_unversioned = True
+            logger.warning(
+                "Compliance record: the robots.txt of %(site)s came from the storage without its version "
+                "(stored by a crawler without ROBOTSTXT_RECORD, or by an earlier scrapy-robots): the decisions "
+                "on it name no version until its refresh, which asks for the whole file. In a fleet, set "
+                "ROBOTSTXT_RECORD on every crawler. Such decisions are counted in robotstxt/record/unversioned.",
+                {"site": entry.site},
+                extra={"spider": self.crawler.spider},
+            )
 
     def page(self, site: str, url: str, reading: PageReading, items: int) -> None:
         """A page that denied a declared purpose, read by the crawl (spidermw.py, once its

@@ -400,8 +400,14 @@ class PolicyBook:
         if previous is not None and previous.failures:
             self.stats.inc_value(f"{file.stats}/retry")
         self.stats.inc_value(f"{file.stats}/request_count")
-        # A known copy's validators (ROBOTSTXT_REVALIDATE): a 304 keeps it, with no parse.
-        conditional = conditional_headers(previous) if self._revalidate and previous is not None else None
+        # A known copy's validators (ROBOTSTXT_REVALIDATE): a 304 keeps it, with no parse. A
+        # crawl that records asks for the whole file when the copy's version is unknown (stored
+        # by a crawler that does not record): a 304 would leave it obeying a version it cannot name.
+        conditional = (
+            conditional_headers(previous)
+            if self._revalidate and previous is not None and (self.record is None or previous.version is not None)
+            else None
+        )
         if conditional:
             self.stats.inc_value(f"{file.stats}/conditional")
         result = await self.fetcher.fetch(site, via=request, path=file.where(site), conditional=conditional)
