@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from processes import CrawlerHandle, result_file, settings_args, start_process
+from twisted.internet.defer import DeferredList
 
 PROJECT = Path(__file__).resolve().parent / "fleet_project"
 
@@ -33,3 +34,14 @@ def seed_queue(redis_url: str, urls: list[str]) -> None:
     for url in urls:
         client.execute_command("ZADD", "fleet:requests", 0, pickle.dumps(Request(url).to_dict(), protocol=-1))
     client.close()
+
+
+async def finished(handles: list[CrawlerHandle]) -> list[dict[str, Any]]:
+    """Every crawl's result once all ended, each asserted clean: exit 0, no request failed,
+    no traceback in its log."""
+    results = [result for _, result in await DeferredList([h.done for h in handles])]
+    for result in results:
+        assert result["exit"] == 0, result["log"][-3000:]
+        assert result["failed"] == {}, result["failed"]
+        assert "Traceback" not in result["log"], result["log"][-3000:]
+    return results

@@ -14,13 +14,12 @@ from datetime import datetime
 
 import pytest
 import pytest_twisted
-from fleet import start_crawler
+from fleet import finished, start_crawler
 from redis_cluster import RedisCluster
 from scrapy.utils.defer import deferred_from_coro
 from servers import SiteServer, body
 from test_fleet_pace import LOADED_MARGIN, dealt
 from twisted.internet import reactor
-from twisted.internet.defer import DeferredList
 from twisted.internet.task import deferLater
 
 from scrapy_robots.fleet import FleetPacer, RedisLink, RedisPacer
@@ -95,15 +94,6 @@ def on_different_nodes(cluster: RedisCluster, serve, delay: float, count: int) -
         if len(chosen) == count:
             return chosen
     raise AssertionError("no sites whose paces live on different nodes")
-
-
-async def finished(handles) -> list[dict]:
-    results = [result for _, result in await DeferredList([h.done for h in handles])]
-    for result in results:
-        assert result["exit"] == 0, result["log"][-3000:]
-        assert result["failed"] == {}, result["failed"]
-        assert "Traceback" not in result["log"], result["log"][-3000:]
-    return results
 
 
 async def until_ok(cluster: RedisCluster, timeout: float = 20) -> None:

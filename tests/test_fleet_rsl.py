@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest_twisted
 import redis as redis_py
-from fleet import start_crawler
+from fleet import finished, start_crawler
 from servers import Validated, body, sequence
 from twisted.internet import reactor
-from twisted.internet.defer import DeferredList
 from twisted.internet.task import deferLater
 
 from scrapy_robots.record.reader import Record
@@ -51,13 +50,7 @@ def xml(name: str) -> str:
 
 
 async def run_fleet(shares: list[list[str]], redis, **settings: Any) -> list[dict[str, Any]]:
-    handles = [start_crawler(share, redis.url, **{**OWN_SHARES, **USAGE, **settings}) for share in shares]
-    results = [result for _, result in await DeferredList([h.done for h in handles])]
-    for result in results:
-        assert result["exit"] == 0, result["log"][-3000:]
-        assert result["failed"] == {}, result["failed"]
-        assert "Traceback" not in result["log"], result["log"][-3000:]
-    return results
+    return await finished([start_crawler(share, redis.url, **{**OWN_SHARES, **USAGE, **settings}) for share in shares])
 
 
 def license_hits(site) -> int:

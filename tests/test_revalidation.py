@@ -56,6 +56,14 @@ def wait(seconds: float) -> Any:
     return deferLater(reactor, seconds, lambda: None)
 
 
+def calls_of(monkeypatch, module: Any, name: str) -> list[int]:
+    """A list that grows by one at each call of ``module.name`` (still called)."""
+    calls: list[int] = []
+    real = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *args: calls.append(1) or real(*args))
+    return calls
+
+
 async def steps(steps: list[Any], **settings: Any):
     return await crawl(steps, Steps, **{**TTL, **settings})
 
@@ -192,9 +200,7 @@ async def test_a_redirected_robots_txt_is_revalidated_at_its_target(serve):
 async def test_tdmrep_json_is_revalidated_through_the_same_book(serve, monkeypatch):
     from scrapy_robots.tdmrep import crawl as tdm_crawl
 
-    parses = []
-    real = tdm_crawl.parse_tdmrep
-    monkeypatch.setattr(tdm_crawl, "parse_tdmrep", lambda *args: parses.append(1) or real(*args))
+    parses = calls_of(monkeypatch, tdm_crawl, "parse_tdmrep")
     tdm = Validated(json.dumps([{"location": "/books/*", "tdm-reservation": 1}]), content_type="application/json")
     site = serve(body("User-agent: *\nDisallow: /private\n"), routes={WELL_KNOWN: tdm})
     books = f"{site.url}/books/x"
@@ -370,9 +376,7 @@ def robots_naming_license(request) -> bytes:
 async def test_an_rsl_document_is_revalidated_kept_on_304_and_replaced_by_its_new_version(serve, monkeypatch, tmp_path):
     from scrapy_robots.policyfiles import license as rsl_crawl
 
-    parses = []
-    real = rsl_crawl.parse_rsl
-    monkeypatch.setattr(rsl_crawl, "parse_rsl", lambda *args: parses.append(1) or real(*args))
+    parses = calls_of(monkeypatch, rsl_crawl, "parse_rsl")
     document = Validated(RSL_V1, content_type="application/rsl+xml")
     site = serve(robots_naming_license, routes={LICENSE: document})
     about, article, news = f"{site.url}/about", f"{site.url}/articles/1", f"{site.url}/news"
@@ -413,9 +417,7 @@ async def test_an_rsl_document_is_revalidated_kept_on_304_and_replaced_by_its_ne
 async def test_a_second_crawler_revalidates_the_rsl_document_from_redis_and_reads_it_once(serve, redis, monkeypatch):
     from scrapy_robots.policyfiles import license as rsl_crawl
 
-    parses = []
-    real = rsl_crawl.parse_rsl
-    monkeypatch.setattr(rsl_crawl, "parse_rsl", lambda *args: parses.append(1) or real(*args))
+    parses = calls_of(monkeypatch, rsl_crawl, "parse_rsl")
     document = Validated(RSL_V1, content_type="application/rsl+xml")
     site = serve(robots_naming_license, routes={LICENSE: document})
     about, article = f"{site.url}/about", f"{site.url}/articles/1"
